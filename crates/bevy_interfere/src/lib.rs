@@ -1,0 +1,2 @@
+//! bevy_interfere (under construction).
+#![deny(missing_docs)]

@@ -1,0 +1,3 @@
+//! The `interfere` command-line tool.
+
+fn main() {}

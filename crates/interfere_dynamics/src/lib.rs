@@ -1,0 +1,2 @@
+//! interfere_dynamics (under construction).
+#![deny(missing_docs)]

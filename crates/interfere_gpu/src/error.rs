@@ -1,0 +1,79 @@
+//! Typed errors for everything that talks to the GPU.
+
+use thiserror::Error;
+
+/// What can go wrong when setting up or running a GPU kernel.
+#[derive(Debug, Error)]
+pub enum GpuError {
+    /// No adapter (hardware or software) was found for any enabled backend.
+    #[error(
+        "no GPU adapter found (backends tried: {backends}); on Linux without a GPU install Mesa's \
+         software Vulkan driver: `apt-get install -y mesa-vulkan-drivers libvulkan1`"
+    )]
+    NoAdapter {
+        /// The backends that were searched.
+        backends: String,
+    },
+    /// The adapter refused to create a device.
+    #[error("the GPU adapter '{adapter}' refused to create a device: {source}")]
+    RequestDevice {
+        /// Name of the adapter.
+        adapter: String,
+        /// The underlying wgpu error.
+        #[source]
+        source: wgpu::RequestDeviceError,
+    },
+    /// A buffer would exceed what the device allows.
+    #[error(
+        "{what} needs {requested} bytes but the device allows at most {limit} bytes per buffer"
+    )]
+    BufferTooLarge {
+        /// Which buffer.
+        what: &'static str,
+        /// Bytes asked for.
+        requested: u64,
+        /// The device limit.
+        limit: u64,
+    },
+    /// A dispatch would exceed the device's workgroup limits.
+    #[error(
+        "{what} needs {requested} workgroups but the device allows at most {limit} per dimension"
+    )]
+    DispatchTooLarge {
+        /// Which kernel.
+        what: &'static str,
+        /// Workgroups asked for.
+        requested: u64,
+        /// The device limit.
+        limit: u64,
+    },
+    /// Mapping a buffer for readback failed.
+    #[error("reading back {what} from the GPU failed: {reason}")]
+    Readback {
+        /// Which buffer.
+        what: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// Waiting for the device failed (lost device, timeout).
+    #[error("waiting for the GPU failed: {0}")]
+    Poll(#[from] wgpu::PollError),
+    /// The device does not support a feature a kernel needs.
+    #[error("the GPU adapter '{adapter}' lacks {feature}, which {what} needs")]
+    MissingFeature {
+        /// Name of the adapter.
+        adapter: String,
+        /// The missing feature.
+        feature: &'static str,
+        /// The kernel that needs it.
+        what: &'static str,
+    },
+    /// Invalid input given to a kernel.
+    #[error("invalid input to {what}: {reason}")]
+    InvalidInput {
+        /// Which kernel.
+        what: &'static str,
+        /// Why.
+        reason: String,
+    },
+}

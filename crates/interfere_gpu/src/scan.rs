@@ -1,0 +1,243 @@
+//! GPU exclusive prefix sum over `u32` (Blelloch scan, recursive over block sums).
+//!
+//! Greß–Zachmann (2004, section 4) build each level's node-pair list from per-pair child counts
+//! with a prefix sum; this is that primitive, done in compute shaders instead of the paper's
+//! fragment-program reduction. [`exclusive_scan_cpu`] is its CPU twin.
+
+use crate::context::GpuContext;
+use crate::error::GpuError;
+use crate::readback::{check_dispatch, read_buffer, storage_buffer, storage_buffer_sized};
+use crate::shaders;
+use wgpu::util::DeviceExt;
+
+/// Elements scanned by one workgroup.
+pub const BLOCK: u64 = 512;
+
+/// Exclusive prefix sum on the CPU (wrapping like the GPU's `u32` adds); returns the total.
+pub fn exclusive_scan_cpu(values: &mut [u32]) -> u32 {
+    let mut running = 0u32;
+    for v in values.iter_mut() {
+        let x = *v;
+        *v = running;
+        running = running.wrapping_add(x);
+    }
+    running
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    groups_x: u32,
+    _pad: [u32; 2],
+}
+
+/// Compiled scan pipelines; reusable across calls and buffers.
+pub struct PrefixSum {
+    scan_blocks: wgpu::ComputePipeline,
+    add_offsets: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+/// The buffers one scan needs besides its data; keep it to scan again without reallocating.
+#[derive(Default)]
+pub struct ScanScratch {
+    levels: Vec<(u64, wgpu::Buffer)>,
+}
+
+impl ScanScratch {
+    fn level(
+        &mut self,
+        ctx: &GpuContext,
+        index: usize,
+        elements: u64,
+    ) -> Result<&wgpu::Buffer, GpuError> {
+        let needs_new = match self.levels.get(index) {
+            Some((capacity, _)) => *capacity < elements,
+            None => true,
+        };
+        if needs_new {
+            let capacity = elements.next_power_of_two().max(BLOCK);
+            let buffer = storage_buffer_sized(
+                ctx,
+                "prefix-sum block sums",
+                capacity * 4,
+                wgpu::BufferUsages::empty(),
+            )?;
+            if index < self.levels.len() {
+                self.levels[index] = (capacity, buffer);
+            } else {
+                self.levels.push((capacity, buffer));
+            }
+        }
+        Ok(&self.levels[index].1)
+    }
+}
+
+fn dispatch_shape(ctx: &GpuContext, groups: u64) -> Result<(u32, u32), GpuError> {
+    let max = ctx.device.limits().max_compute_workgroups_per_dimension as u64;
+    if groups <= max {
+        return Ok((groups as u32, 1));
+    }
+    let y = groups.div_ceil(max);
+    check_dispatch(ctx, "prefix sum", y)?;
+    Ok((max as u32, y as u32))
+}
+
+impl PrefixSum {
+    /// Compiles the scan kernels on `ctx`'s device.
+    pub fn new(ctx: &GpuContext) -> Self {
+        let device = &ctx.device;
+        let module = shaders::module(device, "scan.wgsl", shaders::SCAN);
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("scan layout"),
+            entries: &[
+                storage_entry(0),
+                storage_entry(1),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                },
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("scan pipeline layout"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let make = |entry: &'static str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        Self {
+            scan_blocks: make("scan_blocks"),
+            add_offsets: make("add_offsets"),
+            layout,
+        }
+    }
+
+    /// Records an in-place exclusive scan of the first `n` elements of `data` into `encoder`.
+    /// The total is written to the first element of the returned buffer (the top level's block
+    /// sum), which stays valid until `scratch` is used again.
+    pub fn encode<'s>(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        data: &wgpu::Buffer,
+        n: u64,
+        scratch: &'s mut ScanScratch,
+    ) -> Result<&'s wgpu::Buffer, GpuError> {
+        if n > u32::MAX as u64 {
+            return Err(GpuError::InvalidInput {
+                what: "prefix sum",
+                reason: format!("{n} elements exceed u32 indexing"),
+            });
+        }
+        // Level sizes: n, ceil(n/B), ceil(n/B^2), ... down to one block.
+        let mut sizes = vec![n.max(1)];
+        while *sizes.last().unwrap_or(&1) > BLOCK {
+            let last = *sizes.last().unwrap_or(&1);
+            sizes.push(last.div_ceil(BLOCK));
+        }
+        for (level, &size) in sizes.iter().enumerate() {
+            scratch.level(ctx, level, size.div_ceil(BLOCK))?;
+        }
+        let mut bind_groups = Vec::with_capacity(sizes.len());
+        for (level, &size) in sizes.iter().enumerate() {
+            let groups = size.div_ceil(BLOCK);
+            let (gx, gy) = dispatch_shape(ctx, groups)?;
+            let params = Params {
+                n: size as u32,
+                groups_x: gx,
+                _pad: [0; 2],
+            };
+            let uniform = ctx
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("scan params"),
+                    contents: bytemuck::bytes_of(&params),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+            let input = if level == 0 {
+                data
+            } else {
+                &scratch.levels[level - 1].1
+            };
+            let sums = &scratch.levels[level].1;
+            let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("scan bind group"),
+                layout: &self.layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: input.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: sums.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: uniform.as_entire_binding(),
+                    },
+                ],
+            });
+            bind_groups.push((bind_group, gx, gy));
+        }
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("prefix sum"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&self.scan_blocks);
+        for (bind_group, gx, gy) in &bind_groups {
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups(*gx, *gy, 1);
+        }
+        pass.set_pipeline(&self.add_offsets);
+        for (bind_group, gx, gy) in bind_groups.iter().rev().skip(1) {
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups(*gx, *gy, 1);
+        }
+        drop(pass);
+        Ok(&scratch.levels[sizes.len() - 1].1)
+    }
+
+    /// Uploads `values`, scans them on the GPU and reads back the exclusive prefix sums and the
+    /// total. Convenience for tests and tools; kernels chain [`PrefixSum::encode`] instead.
+    pub fn scan(&self, ctx: &GpuContext, values: &[u32]) -> Result<(Vec<u32>, u32), GpuError> {
+        let data = storage_buffer(ctx, "prefix-sum data", values, wgpu::BufferUsages::COPY_DST)?;
+        let mut scratch = ScanScratch::default();
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let total_buffer =
+            self.encode(ctx, &mut encoder, &data, values.len() as u64, &mut scratch)?;
+        ctx.queue.submit([encoder.finish()]);
+        let total = read_buffer::<u32>(ctx, "prefix-sum total", total_buffer, 1)?[0];
+        let scanned = read_buffer::<u32>(ctx, "prefix-sum data", &data, values.len())?;
+        Ok((scanned, if values.is_empty() { 0 } else { total }))
+    }
+}
+
+fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: false },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}

@@ -1,0 +1,17 @@
+//! The WGSL sources, one file per kernel under the workspace's `shaders/` folder, named like the
+//! Rust module that drives them; compiled into the crate so tools need no files at run time.
+
+/// Exclusive prefix sum (Blelloch scan) used to compact pair lists.
+pub const SCAN: &str = include_str!("../../../shaders/scan.wgsl");
+
+/// Creates a shader module from one of the sources above.
+pub fn module(
+    device: &wgpu::Device,
+    label: &'static str,
+    source: &'static str,
+) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
+}
