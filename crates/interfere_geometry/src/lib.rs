@@ -14,10 +14,12 @@ pub mod error;
 pub mod mesh;
 pub mod pose;
 pub mod shapes;
+pub mod threads;
 pub mod topology;
 
 pub use aabb::Aabb;
 pub use error::{LoadError, MeshError};
+pub use glam;
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
 pub use pose::{DPose, Pose};
 pub use topology::{Edge, Solid, Topology};

@@ -1,0 +1,318 @@
+//! Shared harness for the examples: command-line flags, windowed or headless apps, offscreen
+//! screenshots and JSON reports.
+//!
+//! Every example runs windowed by default and headless with
+//! `--headless --frames N --screenshot PATH --report PATH`: it then renders offscreen (on the
+//! software Vulkan driver where there is no GPU), advances exactly one fixed frame of simulated
+//! time per update, writes the PNG and the report, and exits.
+
+#![allow(dead_code)]
+
+use bevy::asset::RenderAssetUsages;
+use bevy::camera::RenderTarget;
+use bevy::prelude::*;
+use bevy::render::RenderPlugin;
+use bevy::render::render_resource::{
+    Extent3d, PollType, TextureDimension, TextureFormat, TextureUsages,
+};
+use bevy::render::renderer::RenderDevice;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use bevy::time::TimeUpdateStrategy;
+use bevy::window::ExitCondition;
+use bevy::winit::WinitPlugin;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Flags every example understands; unknown flags are kept in `extra` for the scene.
+#[derive(Clone, Debug, Default)]
+pub struct DemoArgs {
+    /// Render offscreen and exit after `frames`.
+    pub headless: bool,
+    /// Frames to simulate when headless.
+    pub frames: u32,
+    /// Where to write the PNG (headless).
+    pub screenshot: Option<PathBuf>,
+    /// Where to write the JSON report.
+    pub report: Option<PathBuf>,
+    /// Offscreen image size.
+    pub width: u32,
+    /// Offscreen image size.
+    pub height: u32,
+    /// Other `--key value` pairs and flags, for the scene.
+    pub extra: Vec<(String, Option<String>)>,
+}
+
+impl DemoArgs {
+    /// Parses `std::env::args`, exiting with a usage message on malformed input.
+    pub fn parse(default_frames: u32, scene_help: &str) -> Self {
+        let mut args = DemoArgs {
+            frames: default_frames,
+            width: 960,
+            height: 640,
+            ..Default::default()
+        };
+        let mut it = std::env::args().skip(1).peekable();
+        let fail = |msg: String| -> ! {
+            eprintln!(
+                "{msg}\n\nusage: [--headless] [--frames N] [--screenshot PATH] [--report PATH] \
+                 [--size WxH]{scene_help}"
+            );
+            std::process::exit(2)
+        };
+        while let Some(arg) = it.next() {
+            let mut value = |name: &str| -> String {
+                it.next()
+                    .unwrap_or_else(|| fail(format!("{name} needs a value")))
+            };
+            match arg.as_str() {
+                "--headless" => args.headless = true,
+                "--frames" => {
+                    let v = value("--frames");
+                    args.frames = v
+                        .parse()
+                        .unwrap_or_else(|_| fail(format!("--frames: '{v}' is not a count")));
+                }
+                "--screenshot" => args.screenshot = Some(value("--screenshot").into()),
+                "--report" => args.report = Some(value("--report").into()),
+                "--size" => {
+                    let v = value("--size");
+                    let parsed = v
+                        .split_once('x')
+                        .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)));
+                    match parsed {
+                        Some((w, h)) if w > 0 && h > 0 => (args.width, args.height) = (w, h),
+                        _ => fail(format!("--size: '{v}' is not WIDTHxHEIGHT")),
+                    }
+                }
+                "--help" | "-h" => fail("help".into()),
+                other if other.starts_with("--") => {
+                    let v = match it.peek() {
+                        Some(next) if !next.starts_with("--") => it.next(),
+                        _ => None,
+                    };
+                    args.extra.push((other.to_string(), v));
+                }
+                other => fail(format!("unexpected argument '{other}'")),
+            }
+        }
+        args
+    }
+
+    /// The value of a scene flag `--name VALUE`.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.extra
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    /// Whether a scene flag `--name` was given.
+    pub fn flag(&self, name: &str) -> bool {
+        self.extra.iter().any(|(k, _)| k == name)
+    }
+
+    /// A parsed scene value, or the default; exits with a message when malformed.
+    pub fn parsed<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
+        match self.value(name) {
+            None => default,
+            Some(v) => v.parse().unwrap_or_else(|_| {
+                eprintln!("{name}: cannot parse '{v}'");
+                std::process::exit(2)
+            }),
+        }
+    }
+}
+
+/// The offscreen image that cameras render into when headless.
+#[derive(Resource, Clone)]
+pub struct OffscreenTarget(pub Handle<Image>);
+
+/// Builds the base app: windowed `DefaultPlugins`, or headless ones without winit, with
+/// synchronous pipeline compilation (no waiting for shaders) and one fixed step of simulated time
+/// per update.
+pub fn base_app(args: &DemoArgs, title: &str, fixed_hz: f64) -> App {
+    let mut app = App::new();
+    if args.headless {
+        app.add_plugins(
+            DefaultPlugins
+                .set(WindowPlugin {
+                    primary_window: None,
+                    exit_condition: ExitCondition::DontExit,
+                    ..default()
+                })
+                .set(RenderPlugin {
+                    synchronous_pipeline_compilation: true,
+                    ..default()
+                })
+                .disable::<WinitPlugin>(),
+        );
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / fixed_hz,
+        )));
+    } else {
+        app.add_plugins(DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window {
+                title: title.into(),
+                resolution: (args.width, args.height).into(),
+                ..default()
+            }),
+            ..default()
+        }));
+    }
+    app.insert_resource(Time::<Fixed>::from_hz(fixed_hz));
+    if args.headless {
+        let mut image = Image::new_uninit(
+            Extent3d {
+                width: args.width,
+                height: args.height,
+                depth_or_array_layers: 1,
+            },
+            TextureDimension::D2,
+            TextureFormat::Rgba8UnormSrgb,
+            RenderAssetUsages::RENDER_WORLD,
+        );
+        image.texture_descriptor.usage |=
+            TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC;
+        let handle = app.world_mut().resource_mut::<Assets<Image>>().add(image);
+        app.insert_resource(OffscreenTarget(handle));
+        app.add_systems(PostStartup, retarget_cameras);
+    }
+    app
+}
+
+/// Points every camera at the offscreen image.
+fn retarget_cameras(
+    mut commands: Commands,
+    target: Res<OffscreenTarget>,
+    cameras: Query<Entity, With<Camera>>,
+) {
+    for camera in &cameras {
+        commands
+            .entity(camera)
+            .insert(RenderTarget::Image(target.0.clone().into()));
+    }
+}
+
+/// Runs the app: windowed until closed, or headless for `args.frames` updates followed by a
+/// screenshot and the report produced by `report` from the final world.
+pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> serde_json::Value) {
+    if !args.headless {
+        app.run();
+        return;
+    }
+    app.finish();
+    app.cleanup();
+    let started = std::time::Instant::now();
+    for _ in 0..args.frames {
+        app.update();
+        wait_for_gpu(&mut app);
+    }
+    let simulated_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mut screenshot_written = None;
+    if let Some(path) = &args.screenshot {
+        screenshot_written = Some(capture(&mut app, path.clone()));
+    }
+    let mut value = report(app.world_mut());
+    if let serde_json::Value::Object(map) = &mut value {
+        map.insert("frames".into(), args.frames.into());
+        map.insert("wall_ms".into(), simulated_ms.into());
+        if let Some(path) = &args.screenshot {
+            map.insert("screenshot".into(), path.display().to_string().into());
+            map.insert(
+                "screenshot_written".into(),
+                screenshot_written.unwrap_or(false).into(),
+            );
+        }
+        if let Some(adapter) = app
+            .world()
+            .get_resource::<bevy::render::renderer::RenderAdapterInfo>()
+        {
+            map.insert(
+                "adapter".into(),
+                format!("{} ({:?})", adapter.name, adapter.backend).into(),
+            );
+        }
+    }
+    let text = serde_json::to_string_pretty(&value).expect("report serializes");
+    match &args.report {
+        Some(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            if let Err(e) = std::fs::write(path, &text) {
+                eprintln!("cannot write the report to {}: {e}", path.display());
+                std::process::exit(1);
+            }
+            println!("report: {}", path.display());
+        }
+        None => println!("{text}"),
+    }
+    if screenshot_written == Some(false) {
+        eprintln!("the screenshot could not be captured");
+        std::process::exit(1);
+    }
+}
+
+fn wait_for_gpu(app: &mut App) {
+    if let Some(device) = app.world().get_resource::<RenderDevice>() {
+        let _ = device.wgpu_device().poll(PollType::wait_indefinitely());
+    }
+}
+
+/// Captures the offscreen image to `path` (PNG), updating until the readback arrives.
+fn capture(app: &mut App, path: PathBuf) -> bool {
+    let Some(target) = app.world().get_resource::<OffscreenTarget>().cloned() else {
+        return false;
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let done: Arc<Mutex<Option<Result<(), String>>>> = Arc::default();
+    let sink = done.clone();
+    app.world_mut().spawn(Screenshot::image(target.0)).observe(
+        move |captured: On<ScreenshotCaptured>| {
+            let result = captured
+                .image
+                .clone()
+                .try_into_dynamic()
+                .map_err(|e| e.to_string())
+                .and_then(|img| img.to_rgb8().save(&path).map_err(|e| e.to_string()));
+            *sink.lock().expect("screenshot lock") = Some(result);
+        },
+    );
+    for _ in 0..20 {
+        app.update();
+        wait_for_gpu(app);
+        if let Some(result) = done.lock().expect("screenshot lock").take() {
+            return match result {
+                Ok(()) => true,
+                Err(e) => {
+                    eprintln!("screenshot failed: {e}");
+                    false
+                }
+            };
+        }
+    }
+    false
+}
+
+/// A camera looking at `target` from `eye`, with a key light and an ambient term.
+pub fn spawn_camera_and_lights(commands: &mut Commands, eye: Vec3, target: Vec3, up: Vec3) {
+    commands.spawn((
+        Camera3d::default(),
+        Transform::from_translation(eye).looking_at(target, up),
+    ));
+    commands.spawn((
+        DirectionalLight {
+            illuminance: 9_000.0,
+            shadow_maps_enabled: false,
+            ..default()
+        },
+        Transform::from_xyz(1.0, 2.0, 3.0).looking_at(Vec3::ZERO, Vec3::Z),
+    ));
+    commands.insert_resource(GlobalAmbientLight {
+        brightness: 600.0,
+        ..default()
+    });
+}
