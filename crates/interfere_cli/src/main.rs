@@ -1,3 +1,47 @@
-//! The `interfere` command-line tool.
+//! The `interfere` command: interference checks, intersection volumes, headless simulation and
+//! benchmarks on OBJ/STL meshes.
 
-fn main() {}
+mod pose_arg;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Interference detection, intersection volumes and rigid-body simulation for triangle meshes.
+#[derive(Parser)]
+#[command(name = "interfere", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Lists the GPU adapters wgpu finds and the one Interfere would use.
+    GpuInfo,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::GpuInfo => gpu_info(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("interfere: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn gpu_info() -> Result<(), String> {
+    let ctx = interfere_gpu::GpuContext::headless().map_err(|e| e.to_string())?;
+    println!("adapter: {}", ctx.adapter);
+    println!("timestamp queries: {}", ctx.has_timestamps());
+    let limits = ctx.device.limits();
+    println!(
+        "max storage binding: {} bytes, max workgroups per dimension: {}",
+        limits.max_storage_buffer_binding_size, limits.max_compute_workgroups_per_dimension
+    );
+    Ok(())
+}
