@@ -3,8 +3,8 @@
 //!
 //! Examples: `0.5,0,0` · `0,0,1@0,0,1:30` (30° about z) · `1,2,3@q:0,0,0.3826834,0.9238795`.
 
-use interfere_geometry::glam::{Quat, Vec3};
 use interfere_geometry::Pose;
+use interfere_geometry::glam::{Quat, Vec3};
 
 /// Parses a pose; the error says what is wrong with which part.
 pub fn parse_pose(text: &str) -> Result<Pose, String> {
@@ -79,7 +79,15 @@ mod tests {
 
     #[test]
     fn rejects_malformed_poses_with_a_reason() {
-        for bad in ["1,2", "1,2,x", "1,2,NaN", "0,0,0@0,0,0:30", "0,0,0@1,0,0", "0,0,0@q:0,0,0,0", "0,0,0@q:1,2"] {
+        for bad in [
+            "1,2",
+            "1,2,x",
+            "1,2,NaN",
+            "0,0,0@0,0,0:30",
+            "0,0,0@1,0,0",
+            "0,0,0@q:0,0,0,0",
+            "0,0,0@q:1,2",
+        ] {
             let err = parse_pose(bad).unwrap_err();
             assert!(!err.is_empty(), "{bad}");
         }
