@@ -128,12 +128,12 @@ fn sweep_rod(columns: u32, rings: &[Ring], helical: &[bool]) -> Solid {
     let mut vertices = ring_vertices(columns, rings);
     let id = |j: usize, i: usize| (j * n + i % n) as u32;
     let mut triangles = Vec::with_capacity(rings.len() * n * 2 + 2 * n);
-    for j in 0..rings.len() - 1 {
+    for (j, &is_helical) in helical.iter().enumerate().take(rings.len() - 1) {
         for i in 0..n {
             // Ring j below (or inside) ring j+1, θ increasing counter-clockwise seen from +z:
             // (a, b, c) and (a, c, d) face outward; the diagonal a–c follows the helix.
             let (a, b, c, d) = (id(j, i), id(j, i + 1), id(j + 1, i + 1), id(j + 1, i));
-            if helical[j] {
+            if is_helical {
                 triangles.push([a, b, c]);
                 triangles.push([a, c, d]);
             } else {
@@ -250,14 +250,14 @@ fn sweep_nut(columns: u32, rings: &[Ring], helical: &[bool]) -> Solid {
     let vertices = ring_vertices(columns, rings);
     let id = |j: usize, i: usize| (j * n + i % n) as u32;
     let mut triangles = Vec::with_capacity(rings.len() * n * 2);
-    for j in 0..rings.len() {
+    for (j, &is_helical) in helical.iter().enumerate().take(rings.len()) {
         let k = (j + 1) % rings.len();
         for i in 0..n {
             // Ring j → ring k. On the outer band ring j is the lower one; everywhere else the
             // winding (a, b, c), (a, c, d) with a = (j, i), b = (j, i+1), c = (k, i+1),
             // d = (k, i) is outward because the loop runs consistently around the cross-section.
             let (a, b, c, d) = (id(j, i), id(j, i + 1), id(k, i + 1), id(k, i));
-            if helical[j] {
+            if is_helical {
                 // Inner thread, ring k is below ring j: the helix runs from (k, i) up to
                 // (j, i+1), so split along d–b.
                 triangles.push([a, b, d]);
