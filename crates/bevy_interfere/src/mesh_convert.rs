@@ -83,7 +83,7 @@ pub fn trimesh_from_bevy(mesh: &Mesh) -> Result<(TriMesh, ValidationReport), Mes
         Some(Indices::U16(i)) => i.iter().map(|&x| x as u32).collect(),
         None => (0..positions.len() as u32).collect(),
     };
-    if indices.len() % 3 != 0 {
+    if !indices.len().is_multiple_of(3) {
         return Err(MeshConversionError::IndexCount(indices.len()));
     }
     let vertices = positions.iter().map(|p| glam_vec3(*p)).collect();

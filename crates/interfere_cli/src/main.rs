@@ -1,6 +1,7 @@
 //! The `interfere` command: interference checks, intersection volumes, headless simulation and
 //! benchmarks on OBJ/STL meshes.
 
+#[allow(dead_code)] // used by `check` and `bench`, which land with the geometry core
 mod pose_arg;
 
 use clap::{Parser, Subcommand};

@@ -21,7 +21,7 @@ pub fn parse_pose(text: &str) -> Result<Pose, String> {
                 let q = parse_floats(q, 4, "quaternion")?;
                 let quat = Quat::from_xyzw(q[0], q[1], q[2], q[3]);
                 let len = quat.length();
-                if !(len > 1e-6) {
+                if len.is_nan() || len <= 1e-6 {
                     return Err(format!("quaternion '{r}' has zero length"));
                 }
                 quat / len
@@ -32,7 +32,7 @@ pub fn parse_pose(text: &str) -> Result<Pose, String> {
                 let a = parse_floats(axis, 3, "rotation axis")?;
                 let deg = parse_floats(angle, 1, "rotation angle")?[0];
                 let axis = Vec3::new(a[0], a[1], a[2]);
-                if !(axis.length() > 1e-9) {
+                if axis.length().is_nan() || axis.length() <= 1e-9 {
                     return Err(format!("rotation axis {axis} has zero length"));
                 }
                 Quat::from_axis_angle(axis.normalize(), deg.to_radians())

@@ -54,7 +54,9 @@ pub fn storage_buffer_sized(
 /// buffer-size limit.
 pub fn check_size(ctx: &GpuContext, what: &'static str, bytes: u64) -> Result<(), GpuError> {
     let limits = ctx.device.limits();
-    let limit = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+    let limit = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
     if bytes > limit {
         return Err(GpuError::BufferTooLarge {
             what,
