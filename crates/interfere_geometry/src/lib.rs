@@ -11,6 +11,7 @@
 
 pub mod aabb;
 pub mod error;
+pub mod hull;
 pub mod mesh;
 pub mod pose;
 pub mod shapes;
@@ -19,6 +20,7 @@ pub mod topology;
 
 pub use aabb::Aabb;
 pub use error::{LoadError, MeshError};
+pub use hull::{ConvexHull, Hull, HullError, convex_hull};
 pub use glam;
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
 pub use pose::{DPose, Pose};
