@@ -251,8 +251,12 @@ struct Builder<'a> {
 impl<'a> Builder<'a> {
     fn new(points: &'a [Vec3], s: [u32; 4]) -> Self {
         let [a, mut b, mut c, d] = s;
-        if orient(points[a as usize], points[b as usize], points[c as usize], points[d as usize])
-            < 0.0
+        if orient(
+            points[a as usize],
+            points[b as usize],
+            points[c as usize],
+            points[d as usize],
+        ) < 0.0
         {
             std::mem::swap(&mut b, &mut c);
         }
@@ -485,7 +489,10 @@ mod tests {
         let f = hull.triangles().len() as i64;
         assert_eq!(v - e + f, 2, "Euler characteristic");
         let mut used = vec![false; hull.vertices().len()];
-        hull.triangles().iter().flatten().for_each(|&i| used[i as usize] = true);
+        hull.triangles()
+            .iter()
+            .flatten()
+            .for_each(|&i| used[i as usize] = true);
         assert!(used.iter().all(|&u| u));
         assert!(hull.volume() > 0.0);
         for &p in points {

@@ -13,6 +13,7 @@ pub mod aabb;
 pub mod error;
 pub mod hull;
 pub mod mesh;
+pub mod obb;
 pub mod pose;
 pub mod shapes;
 pub mod threads;
@@ -20,8 +21,9 @@ pub mod topology;
 
 pub use aabb::Aabb;
 pub use error::{LoadError, MeshError};
-pub use hull::{ConvexHull, Hull, HullError, convex_hull};
 pub use glam;
+pub use hull::{ConvexHull, Hull, HullError, convex_hull};
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
+pub use obb::{Obb, obb_overlap};
 pub use pose::{DPose, Pose};
 pub use topology::{Edge, Solid, Topology};
