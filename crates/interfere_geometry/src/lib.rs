@@ -10,6 +10,8 @@
 #![deny(missing_docs)]
 
 pub mod aabb;
+/// Bounding-volume hierarchies over mesh triangles and their traversals.
+pub mod bvh;
 pub mod error;
 pub mod hull;
 pub mod mesh;
@@ -20,6 +22,7 @@ pub mod threads;
 pub mod topology;
 
 pub use aabb::Aabb;
+pub use bvh::obbtree::{ObbNode, ObbNodeKind, ObbTree};
 pub use error::{LoadError, MeshError};
 pub use glam;
 pub use hull::{ConvexHull, Hull, HullError, convex_hull};
