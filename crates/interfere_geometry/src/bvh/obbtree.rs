@@ -287,9 +287,7 @@ mod tests {
         for i in 0..3 {
             axes.push(na.cross(ea[i]));
             axes.push(nb.cross(eb[i]));
-            for j in 0..3 {
-                axes.push(ea[i].cross(eb[j]));
-            }
+            axes.extend(eb.iter().map(|e| ea[i].cross(*e)));
         }
         let span = |t: &[DVec3; 3], l: DVec3| {
             let d = t.map(|p| p.dot(l));
