@@ -16,6 +16,7 @@ pub mod pose;
 pub mod shapes;
 pub mod threads;
 pub mod topology;
+pub mod tri_tri;
 
 pub use aabb::Aabb;
 pub use error::{LoadError, MeshError};
@@ -23,3 +24,4 @@ pub use glam;
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
 pub use pose::{DPose, Pose};
 pub use topology::{Edge, Solid, Topology};
+pub use tri_tri::{segment_intersects_triangle, triangles_intersect};
