@@ -10,6 +10,8 @@
 #![deny(missing_docs)]
 
 pub mod aabb;
+pub mod brute_force;
+pub mod containment;
 pub mod error;
 pub mod mesh;
 pub mod pose;
@@ -19,6 +21,8 @@ pub mod topology;
 pub mod tri_tri;
 
 pub use aabb::Aabb;
+pub use brute_force::{all_pairs_brute, first_hit_brute};
+pub use containment::{Containment, PointLocation, containment, locate_point};
 pub use error::{LoadError, MeshError};
 pub use glam;
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};

@@ -18,7 +18,7 @@
 //! So two triangles intersect iff an edge of one meets the other triangle.
 
 use glam::DVec3;
-use robust::{orient2d, orient3d, Coord, Coord3D};
+use robust::{Coord, Coord3D, orient2d, orient3d};
 
 #[inline]
 fn c3(p: DVec3) -> Coord3D<f64> {
@@ -158,14 +158,7 @@ pub fn segments_intersect(p: DVec3, q: DVec3, a: DVec3, b: DVec3) -> bool {
 /// The segment `pq` against a non-degenerate triangle `t` with projection axis `k`, given the
 /// exact orientations `sp`, `sq` of `p` and `q` against the plane of `t`.
 #[inline]
-fn segment_triangle_oriented(
-    p: DVec3,
-    q: DVec3,
-    sp: i8,
-    sq: i8,
-    t: [DVec3; 3],
-    k: usize,
-) -> bool {
+fn segment_triangle_oriented(p: DVec3, q: DVec3, sp: i8, sq: i8, t: [DVec3; 3], k: usize) -> bool {
     if sp * sq > 0 {
         return false;
     }
@@ -365,9 +358,8 @@ mod tests {
             }
         }
         fn apply(&self, p: I3) -> DVec3 {
-            let v = [0, 1, 2].map(|i| {
-                p[self.perm[i]] as f64 * self.flip[i] * self.scale + self.offset[i]
-            });
+            let v = [0, 1, 2]
+                .map(|i| p[self.perm[i]] as f64 * self.flip[i] * self.scale + self.offset[i]);
             DVec3::from_array(v)
         }
     }
@@ -569,7 +561,10 @@ mod tests {
         // Segment grazing a vertex, and missing it by an ulp.
         let (p, q) = (d(1.0, -1.0, 1.0), d(1.0, 1.0, 1.0));
         assert!(segment_intersects_triangle(p, q, a));
-        let (p2, q2) = (d(1.0f64.next_up(), -1.0, 1.0), d(1.0f64.next_up(), 1.0, 1.0));
+        let (p2, q2) = (
+            d(1.0f64.next_up(), -1.0, 1.0),
+            d(1.0f64.next_up(), 1.0, 1.0),
+        );
         assert!(!segment_intersects_triangle(p2, q2, a));
         // The same with an offset of 1e15: the ulp there is 0.125.
         let o = DVec3::splat(1e15);
