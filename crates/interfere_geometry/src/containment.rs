@@ -1,8 +1,10 @@
 //! Exact point-in-solid location and solid-in-solid containment.
 //!
-//! Implements the containment step of the CInDeR paper (Section 3: when no edge of one surface
-//! meets the other, the solids interfere only if one lies inside the other, which a single
-//! point-in-solid test per connected surface component decides).
+//! Implements the rest of CInDeR (Knott & Pai 2003) Theorem 1 (Section 3.1: solids interfere iff
+//! an edge of one meets the volume of the other): when no edge meets the other *surface*, an
+//! edge meets the other volume only if its whole surface component lies inside, which one
+//! point-in-solid test per connected component decides. The point test is the boundary-crossing
+//! count of Section 3.2, done exactly on the CPU.
 //!
 //! [`locate_point`] casts a ray from the point and sums signed crossings (the winding number, so
 //! overlapping shells of a merged mesh count as inside under the non-zero rule). Every decision

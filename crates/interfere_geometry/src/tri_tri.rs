@@ -1,7 +1,8 @@
 //! Exact intersection tests between closed triangles, segments and points in `f64`.
 //!
-//! Implements the exact primitive of the CInDeR paper (Theorem 1: two closed surfaces interfere
-//! where an edge of one meets a triangle of the other) and the triangle–triangle test in the spirit
+//! Implements the exact primitive behind CInDeR (Knott & Pai 2003) Theorem 1, Section 3.1 (solids
+//! interfere iff an edge of one meets the other; here: an edge meeting a triangle of the other
+//! surface, [`segment_intersects_triangle`]) and the triangle–triangle test in the spirit
 //! of Möller and Guigue–Devillers, built only from Shewchuk's exact orientation predicates
 //! (`robust::orient3d`, `robust::orient2d`), so every answer is exact for the given `f64`
 //! coordinates (barring overflow or underflow inside the predicates, i.e. for coordinates whose
