@@ -10,8 +10,10 @@
 #![deny(missing_docs)]
 
 pub mod aabb;
+pub mod brute_force;
 /// Bounding-volume hierarchies over mesh triangles and their traversals.
 pub mod bvh;
+pub mod containment;
 pub mod error;
 pub mod hull;
 pub mod mesh;
@@ -20,9 +22,12 @@ pub mod pose;
 pub mod shapes;
 pub mod threads;
 pub mod topology;
+pub mod tri_tri;
 
 pub use aabb::Aabb;
+pub use brute_force::{all_pairs_brute, first_hit_brute};
 pub use bvh::obbtree::{ObbNode, ObbNodeKind, ObbTree};
+pub use containment::{Containment, PointLocation, containment, locate_point};
 pub use error::{LoadError, MeshError};
 pub use glam;
 pub use hull::{ConvexHull, Hull, HullError, convex_hull};
@@ -30,3 +35,4 @@ pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
 pub use obb::{Obb, obb_overlap};
 pub use pose::{DPose, Pose};
 pub use topology::{Edge, Solid, Topology};
+pub use tri_tri::{segment_intersects_triangle, triangles_intersect};
