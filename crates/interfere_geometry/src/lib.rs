@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 pub mod aabb;
+pub mod bvh;
 pub mod error;
 pub mod mesh;
 pub mod pose;
@@ -18,6 +19,7 @@ pub mod threads;
 pub mod topology;
 
 pub use aabb::Aabb;
+pub use bvh::{BalancedTree, SatLite};
 pub use error::{LoadError, MeshError};
 pub use glam;
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
