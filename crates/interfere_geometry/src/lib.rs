@@ -11,10 +11,10 @@
 
 pub mod aabb;
 pub mod brute_force;
-/// Bounding-volume hierarchies over mesh triangles and their traversals.
 pub mod bvh;
 pub mod containment;
 pub mod error;
+pub mod interference;
 pub mod hull;
 pub mod mesh;
 pub mod obb;
@@ -27,8 +27,10 @@ pub mod tri_tri;
 pub use aabb::Aabb;
 pub use brute_force::{all_pairs_brute, first_hit_brute};
 pub use bvh::obbtree::{ObbNode, ObbNodeKind, ObbTree};
+pub use bvh::{BalancedTree, SatLite};
 pub use containment::{Containment, PointLocation, containment, locate_point};
 pub use error::{LoadError, MeshError};
+pub use interference::{Collider, Interference, InterferenceError, Method};
 pub use glam;
 pub use hull::{ConvexHull, Hull, HullError, convex_hull};
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
