@@ -128,7 +128,8 @@ impl Collider {
 
     /// The balanced AABB tree (built on first use).
     pub fn balanced_tree(&self) -> &BalancedTree {
-        self.balanced.get_or_init(|| BalancedTree::build(&self.mesh))
+        self.balanced
+            .get_or_init(|| BalancedTree::build(&self.mesh))
     }
 
     /// The first intersecting triangle pair the traversal meets (no containment test).
@@ -256,5 +257,165 @@ impl<'a> LeafTest<'a> {
             .triangle(tb as usize)
             .map(|v| self.b_to_a.transform_point(v));
         triangles_intersect(a, b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shapes;
+    use glam::{DMat3, DVec3, Vec3};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    const METHODS: [Method; 3] = [Method::Obb, Method::Aabb, Method::Bfs];
+
+    fn random_pose(rng: &mut ChaCha8Rng, reach: f64) -> DPose {
+        let axis = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        )
+        .normalize_or(DVec3::Z);
+        DPose {
+            rotation: DMat3::from_axis_angle(axis, rng.random_range(0.0..std::f64::consts::TAU)),
+            translation: DVec3::new(
+                rng.random_range(-reach..reach),
+                rng.random_range(-reach..reach),
+                rng.random_range(-reach..reach),
+            ),
+        }
+    }
+
+    fn check_all_methods(a: &Collider, b: &Collider, pose: &DPose) -> Vec<(u32, u32)> {
+        let oracle = a.all_pairs(b, pose, Method::Brute).unwrap();
+        for m in METHODS {
+            let pairs = a.all_pairs(b, pose, m).unwrap();
+            assert_eq!(
+                pairs,
+                oracle,
+                "{} all-pairs differs from brute force",
+                m.name()
+            );
+            let first = a.first_hit(b, pose, m).unwrap();
+            assert_eq!(
+                first.is_some(),
+                !oracle.is_empty(),
+                "{} first-hit",
+                m.name()
+            );
+            if let Some(p) = first {
+                assert!(
+                    oracle.binary_search(&p).is_ok(),
+                    "{} first-hit {p:?}",
+                    m.name()
+                );
+            }
+        }
+        oracle
+    }
+
+    #[test]
+    fn every_traversal_equals_the_exact_brute_force_set_on_random_poses() {
+        let meshes: Vec<Collider> = vec![
+            Collider::new(shapes::icosphere(1.0, 2).into_mesh()),
+            Collider::new(shapes::torus(1.0, 0.35, 24, 12).into_mesh()),
+            Collider::new(shapes::bumpy_sphere(1.0, 0.15, 3.0, 2, 7).into_mesh()),
+            Collider::new(shapes::subdivided_cuboid(Vec3::new(0.8, 0.5, 0.3), 3).into_mesh()),
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut hits = 0;
+        let mut cases = 0;
+        for a in &meshes {
+            for b in &meshes {
+                for _ in 0..4 {
+                    let pose = random_pose(&mut rng, 1.6);
+                    hits += usize::from(!check_all_methods(a, b, &pose).is_empty());
+                    cases += 1;
+                }
+            }
+        }
+        // The poses must exercise both answers, or the equality above proves little.
+        assert!(
+            hits > cases / 4 && hits < cases,
+            "{hits} of {cases} intersect"
+        );
+    }
+
+    #[test]
+    fn touching_and_coincident_cases_agree_with_brute_force() {
+        let cube = Collider::new(shapes::subdivided_cuboid(Vec3::splat(0.5), 2).into_mesh());
+        // Face on face, exactly: touching is intersecting.
+        let face = DPose {
+            rotation: DMat3::IDENTITY,
+            translation: DVec3::new(1.0, 0.0, 0.0),
+        };
+        assert!(!check_all_methods(&cube, &cube, &face).is_empty());
+        // One step of f64 further away: nothing.
+        let gap = DPose {
+            translation: DVec3::new(1f64.next_up(), 0.0, 0.0),
+            ..face
+        };
+        assert!(check_all_methods(&cube, &cube, &gap).is_empty());
+        // Coincident copies: every triangle touches its twin and neighbours.
+        assert!(!check_all_methods(&cube, &cube, &DPose::IDENTITY).is_empty());
+        // Edge on edge after a quarter turn about z (exact rotation matrix).
+        let edge = DPose {
+            rotation: DMat3::from_cols(DVec3::Y, -DVec3::X, DVec3::Z),
+            translation: DVec3::new(1.0, 1.0, 0.0),
+        };
+        assert!(!check_all_methods(&cube, &cube, &edge).is_empty());
+    }
+
+    #[test]
+    fn nested_solids_interfere_without_crossing_pairs() {
+        let big = Collider::new(shapes::icosphere(2.0, 2).into_mesh());
+        let small = Collider::new(shapes::bumpy_sphere(0.5, 0.1, 3.0, 2, 3).into_mesh());
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for _ in 0..8 {
+            let pose = random_pose(&mut rng, 0.6);
+            for m in METHODS.into_iter().chain([Method::Brute]) {
+                let r = big.interference(&small, &pose, m, true).unwrap();
+                assert!(r.pairs.is_empty());
+                assert!(r.intersecting, "{}", m.name());
+                assert_eq!(r.contained, Some(Containment::BInsideA));
+                let r = small.interference(&big, &pose.inverse(), m, false).unwrap();
+                assert_eq!(r.contained, Some(Containment::AInsideB));
+            }
+        }
+        // Far apart: nothing, and no containment.
+        let far = DPose {
+            rotation: DMat3::IDENTITY,
+            translation: DVec3::new(5.0, 0.0, 0.0),
+        };
+        let r = big.interference(&small, &far, Method::Aabb, true).unwrap();
+        assert_eq!(r, Interference::default());
+    }
+
+    #[test]
+    fn open_meshes_are_accepted_with_a_note_instead_of_containment() {
+        let closed = shapes::icosphere(1.0, 1).into_mesh();
+        let mut tris = closed.triangles().to_vec();
+        tris.pop();
+        let open = TriMesh::new(closed.vertices().to_vec(), tris).unwrap();
+        let open = Collider::new(open);
+        assert!(open.solid().is_err());
+        let inner = Collider::new(shapes::icosphere(0.2, 1).into_mesh());
+        let r = open
+            .interference(&inner, &DPose::IDENTITY, Method::Obb, true)
+            .unwrap();
+        assert!(!r.intersecting);
+        assert!(
+            r.containment_note
+                .as_deref()
+                .unwrap()
+                .contains("not a closed solid")
+        );
+        // Pairs are still found on open meshes.
+        let shifted = DPose {
+            rotation: DMat3::IDENTITY,
+            translation: DVec3::new(0.3, 0.1, 0.0),
+        };
+        assert!(!check_all_methods(&open, &open, &shifted).is_empty());
     }
 }
