@@ -11,6 +11,7 @@
 
 pub mod aabb;
 pub mod error;
+pub mod io;
 pub mod mesh;
 pub mod pose;
 pub mod shapes;
@@ -18,8 +19,9 @@ pub mod threads;
 pub mod topology;
 
 pub use aabb::Aabb;
-pub use error::{LoadError, MeshError};
+pub use error::{LoadError, MeshError, SapError, SaveError};
 pub use glam;
+pub use io::{MeshFormat, load_mesh, save_mesh};
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
 pub use pose::{DPose, Pose};
 pub use topology::{Edge, Solid, Topology};
