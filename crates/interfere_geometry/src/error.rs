@@ -92,3 +92,42 @@ pub enum LoadError {
         source: MeshError,
     },
 }
+
+/// Why a mesh file could not be written.
+#[derive(Debug, Error)]
+pub enum SaveError {
+    /// The file could not be created or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file's extension is not one we write.
+    #[error("{path}: unknown mesh format (expected .obj or .stl)")]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Why a sweep-and-prune request was refused.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum SapError {
+    /// The proxy id was never issued or has been removed.
+    #[error("unknown or removed proxy {0}")]
+    UnknownProxy(u32),
+    /// The box has a NaN coordinate or `min > max` on some axis.
+    #[error("invalid box for sweep and prune: min {min:?}, max {max:?} (NaN or min > max)")]
+    InvalidAabb {
+        /// Lower corner.
+        min: [f32; 3],
+        /// Upper corner.
+        max: [f32; 3],
+    },
+    /// More than 2^31 - 1 proxies.
+    #[error("too many proxies (at most 2^31 - 1)")]
+    TooManyProxies,
+}
