@@ -1,7 +1,8 @@
 //! The `interfere` command: interference checks, intersection volumes, headless simulation and
 //! benchmarks on OBJ/STL meshes.
 
-#[allow(dead_code)] // used by `check` and `bench`, which land with the geometry core
+mod bench;
+mod check;
 mod pose_arg;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +18,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Do two meshes interfere? Exact triangle pairs plus nested-solid detection.
+    Check(check::CheckArgs),
+    /// Benchmarks, each against the peer or baseline in the same run.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// Lists the GPU adapters wgpu finds and the one Interfere would use.
     GpuInfo,
 }
@@ -24,6 +30,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Bench(cmd) => bench::run(cmd),
         Command::GpuInfo => gpu_info(),
     };
     match result {

@@ -256,6 +256,14 @@ impl<'a> LeafTest<'a> {
             .b
             .triangle(tb as usize)
             .map(|v| self.b_to_a.transform_point(v));
+        // Exact pre-filter on the very values the predicates see: if the two triangles' boxes
+        // in A's frame are disjoint, so are the triangles. Cheap, and it rejects most of the
+        // leaf pairs whose (differently oriented) tree boxes overlapped.
+        let (amin, amax) = (a[0].min(a[1]).min(a[2]), a[0].max(a[1]).max(a[2]));
+        let (bmin, bmax) = (b[0].min(b[1]).min(b[2]), b[0].max(b[1]).max(b[2]));
+        if amax.cmplt(bmin).any() || bmax.cmplt(amin).any() {
+            return false;
+        }
         triangles_intersect(a, b)
     }
 }

@@ -1,0 +1,22 @@
+//! `interfere bench`: the benchmarks that docs/benchmarks.md reports, each comparing against
+//! the peer (parry3d 0.31, in-process) or the naive baseline in the same run.
+
+pub mod parry_peer;
+
+pub mod tumble;
+
+use clap::Subcommand;
+
+/// The benchmarks.
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Zachmann's tumbling protocol: first-hit and all-pairs per distance, vs parry3d.
+    Tumble(tumble::TumbleArgs),
+}
+
+/// Runs a benchmark.
+pub fn run(cmd: BenchCommand) -> Result<(), String> {
+    match cmd {
+        BenchCommand::Tumble(a) => tumble::run(a),
+    }
+}

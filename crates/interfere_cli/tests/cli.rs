@@ -1,0 +1,110 @@
+//! End-to-end tests of the `interfere` binary on meshes the test generates.
+
+use interfere_geometry::glam::Vec3;
+use interfere_geometry::{io, shapes};
+use std::path::PathBuf;
+use std::process::Command;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("interfere-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn interfere(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_interfere"))
+        .args(args)
+        .output()
+        .expect("run interfere");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}"))
+}
+
+#[test]
+fn check_reports_pairs_containment_and_separation_as_json() {
+    let dir = temp_dir("check");
+    let sphere = dir.join("sphere.obj");
+    let cube = dir.join("cube.stl");
+    io::save_mesh(shapes::icosphere(1.0, 2).mesh(), &sphere).unwrap();
+    io::save_mesh(shapes::cuboid(Vec3::splat(0.25)).mesh(), &cube).unwrap();
+    let (s, c) = (sphere.to_str().unwrap(), cube.to_str().unwrap());
+
+    for method in ["obb", "aabb", "bfs", "brute"] {
+        // Overlapping: the cube straddles the sphere's surface.
+        let (ok, out, err) = interfere(&[
+            "check",
+            s,
+            c,
+            "--pose-b",
+            "1,0,0@0,0,1:30",
+            "--method",
+            method,
+            "--all-pairs",
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        let v = json(&out);
+        assert_eq!(v["intersecting"], true, "{method}");
+        assert!(v["pair_count"].as_u64().unwrap() > 0);
+        assert_eq!(
+            v["pairs"].as_array().unwrap().len() as u64,
+            v["pair_count"].as_u64().unwrap()
+        );
+
+        // Nested: no pair crosses, but the cube is inside the sphere.
+        let (ok, out, _) = interfere(&["check", s, c, "--method", method, "--json"]);
+        assert!(ok);
+        let v = json(&out);
+        assert_eq!(v["intersecting"], true);
+        assert_eq!(v["contained"], "b_inside_a");
+        assert_eq!(v["pair_count"], 0);
+
+        // Apart.
+        let (ok, out, _) = interfere(&[
+            "check", s, c, "--pose-b", "3,0,0", "--method", method, "--json",
+        ]);
+        assert!(ok);
+        let v = json(&out);
+        assert_eq!(v["intersecting"], false);
+        assert!(v["contained"].is_null());
+    }
+}
+
+#[test]
+fn bad_files_and_poses_fail_with_a_message_naming_them() {
+    let dir = temp_dir("bad");
+    let good = dir.join("good.obj");
+    io::save_mesh(shapes::cuboid(Vec3::ONE).mesh(), &good).unwrap();
+    let garbage = dir.join("garbage.stl");
+    std::fs::write(
+        &garbage,
+        b"solid x\n facet normal 0 0 1\n  outer loop\n   vertex 1 2\n",
+    )
+    .unwrap();
+    let g = good.to_str().unwrap();
+
+    let (ok, _, err) = interfere(&["check", g, "/no/such/mesh.obj"]);
+    assert!(!ok);
+    assert!(err.contains("/no/such/mesh.obj"), "{err}");
+
+    let (ok, _, err) = interfere(&["check", g, garbage.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("garbage.stl"), "{err}");
+
+    let (ok, _, err) = interfere(&["check", g, g, "--pose-b", "1,2,x"]);
+    assert!(!ok);
+    assert!(err.contains("--pose-b"), "{err}");
+
+    let unknown = dir.join("mesh.ply");
+    std::fs::write(&unknown, b"ply\n").unwrap();
+    let (ok, _, err) = interfere(&["check", g, unknown.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("mesh.ply"), "{err}");
+}
