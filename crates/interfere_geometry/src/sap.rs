@@ -430,20 +430,27 @@ impl SweepAndPrune {
                         }
                     }
                     PairTracking::DirectTest => {
-                        if starts {
-                            // Mixed state: new values on axes sorted already, old on the rest.
-                            let (sa, sb) = (&slots[a as usize], &slots[b as usize]);
-                            let others = (0..3).filter(|&j| j != k).all(|j| {
-                                if j < k {
-                                    overlap_on(&sa.target, &sb.target, j)
-                                } else {
-                                    overlap_on(&sa.committed, &sb.committed, j)
-                                }
-                            });
-                            if others && pairs.insert(key) {
-                                Self::note_change(changed, key, false);
+                        // The pair set holds the 3-D overlaps of the mixed state (new values
+                        // on the axes sorted already, old values on the rest); this swap
+                        // changes the pair's status iff the other two axes overlap there.
+                        let (sa, sb) = (&slots[a as usize], &slots[b as usize]);
+                        let others = (0..3).filter(|&j| j != k).all(|j| {
+                            if j < k {
+                                overlap_on(&sa.target, &sb.target, j)
+                            } else {
+                                overlap_on(&sa.committed, &sb.committed, j)
                             }
-                        } else if pairs.remove(&key) {
+                        });
+                        if !others {
+                            return;
+                        }
+                        if starts {
+                            let inserted = pairs.insert(key);
+                            debug_assert!(inserted, "overlap started on a listed pair");
+                            Self::note_change(changed, key, false);
+                        } else {
+                            let removed = pairs.remove(&key);
+                            debug_assert!(removed, "overlap ended on an unlisted pair");
                             Self::note_change(changed, key, true);
                         }
                     }
