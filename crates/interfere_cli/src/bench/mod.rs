@@ -2,6 +2,7 @@
 //! the peer (parry3d 0.31, in-process) or the naive baseline in the same run.
 
 pub mod parry_peer;
+pub mod sap;
 
 pub mod tumble;
 
@@ -12,11 +13,14 @@ use clap::Subcommand;
 pub enum BenchCommand {
     /// Zachmann's tumbling protocol: first-hit and all-pairs per distance, vs parry3d.
     Tumble(tumble::TumbleArgs),
+    /// Sweep-and-prune: incremental frame update vs a full re-sort, for many moving boxes.
+    Sap(sap::SapArgs),
 }
 
 /// Runs a benchmark.
 pub fn run(cmd: BenchCommand) -> Result<(), String> {
     match cmd {
         BenchCommand::Tumble(a) => tumble::run(a),
+        BenchCommand::Sap(a) => sap::run(a),
     }
 }
