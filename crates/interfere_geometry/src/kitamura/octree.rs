@@ -66,39 +66,45 @@ pub(crate) fn for_each_leaf(
     depth: u32,
     leaf: &mut dyn FnMut(&[BoxedFace], &[BoxedFace]),
 ) {
-    recurse(rf.region.region, depth, &rf.faces_a, &rf.faces_b, leaf);
+    // One pair of face buffers per level, reused by all cells of that level: the recursion
+    // allocates nothing after the first descent.
+    let mut scratch: Vec<(Vec<BoxedFace>, Vec<BoxedFace>)> =
+        (0..depth).map(|_| (Vec::new(), Vec::new())).collect();
+    recurse(
+        rf.region.region,
+        &rf.faces_a,
+        &rf.faces_b,
+        &mut scratch,
+        leaf,
+    );
 }
 
+/// Visits `cell` holding faces `fa` and `fb`; `scratch` has one buffer pair per level still
+/// to descend (none left: `cell` is a leaf).
 fn recurse(
     cell: DBox,
-    levels_left: u32,
     fa: &[BoxedFace],
     fb: &[BoxedFace],
+    scratch: &mut [(Vec<BoxedFace>, Vec<BoxedFace>)],
     leaf: &mut dyn FnMut(&[BoxedFace], &[BoxedFace]),
 ) {
-    if levels_left == 0 {
+    let Some(((ca, cb), rest)) = scratch.split_first_mut() else {
         leaf(fa, fb);
         return;
-    }
+    };
     for i in 0..8 {
         let child = cell.octant(i);
-        let ca: Vec<BoxedFace> = fa
-            .iter()
-            .filter(|f| f.1.overlaps(&child))
-            .copied()
-            .collect();
+        ca.clear();
+        ca.extend(fa.iter().filter(|f| f.1.overlaps(&child)).copied());
         if ca.is_empty() {
             continue;
         }
-        let cb: Vec<BoxedFace> = fb
-            .iter()
-            .filter(|f| f.1.overlaps(&child))
-            .copied()
-            .collect();
+        cb.clear();
+        cb.extend(fb.iter().filter(|f| f.1.overlaps(&child)).copied());
         if cb.is_empty() {
             continue;
         }
-        recurse(child, levels_left - 1, &ca, &cb, leaf);
+        recurse(child, ca, cb, rest, leaf);
     }
 }
 
