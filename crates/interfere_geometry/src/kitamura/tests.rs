@@ -535,6 +535,22 @@ fn kitamura_bench_spheres() {
                 assert_eq!(detect_static(&objects, &config, threads).unwrap(), s);
                 assert_eq!(detect_dynamic(&objects, &config, threads).unwrap(), s);
                 assert!(b.colliding > 0);
+                // Steps 1-3 alone (the serial part of the static algorithm).
+                let steps123 = (0..5)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        let c = candidate_pairs(&objects, &config).unwrap();
+                        assert_eq!(c.len(), s.candidates);
+                        t.elapsed()
+                    })
+                    .min()
+                    .unwrap();
+                println!(
+                    "kitamura spheres: {} faces, depth {}: steps 1-3 alone {:.3} ms",
+                    b.faces_per_sphere,
+                    depth,
+                    steps123.as_secs_f64() * 1e3
+                );
                 println!(
                     "kitamura spheres: {} faces each, depth {}, {} threads: {} candidates, {} colliding; serial {:.3} ms, static {:.3} ms, dynamic {:.3} ms",
                     b.faces_per_sphere,
