@@ -1,6 +1,7 @@
 //! `interfere bench`: the benchmarks that docs/benchmarks.md reports, each comparing against
 //! the peer (parry3d 0.31, in-process) or the naive baseline in the same run.
 
+pub mod faces;
 pub mod parry_peer;
 pub mod sap;
 
@@ -15,6 +16,8 @@ pub enum BenchCommand {
     Tumble(tumble::TumbleArgs),
     /// Sweep-and-prune: incremental frame update vs a full re-sort, for many moving boxes.
     Sap(sap::SapArgs),
+    /// Kitamura colliding faces on two converging spheres: serial vs static vs dynamic.
+    Faces(faces::FacesArgs),
 }
 
 /// Runs a benchmark.
@@ -22,5 +25,6 @@ pub fn run(cmd: BenchCommand) -> Result<(), String> {
     match cmd {
         BenchCommand::Tumble(a) => tumble::run(a),
         BenchCommand::Sap(a) => sap::run(a),
+        BenchCommand::Faces(a) => faces::run(a),
     }
 }
