@@ -23,6 +23,7 @@ pub mod shapes;
 pub mod threads;
 pub mod topology;
 pub mod tri_tri;
+pub mod volume;
 
 pub use aabb::Aabb;
 pub use brute_force::{all_pairs_brute, first_hit_brute};
@@ -38,3 +39,6 @@ pub use obb::{Obb, obb_overlap};
 pub use pose::{DPose, Pose};
 pub use topology::{Edge, Solid, Topology};
 pub use tri_tri::{segment_intersects_triangle, triangles_intersect};
+pub use volume::{
+    Sampling, UniformOptions, UniformVolume, VolumeError, VolumeResult, uniform_volume,
+};
