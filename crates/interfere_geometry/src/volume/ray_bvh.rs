@@ -226,7 +226,7 @@ impl RayMesh {
         let (sign, bary) = point_in_triangle_sos(c, Coord { x: u, y: v })?;
         Some(RayHit {
             triangle: t,
-            t: bary[0] * p[0][k] + bary[1] * p[1][k] + bary[2] * p[2][k],
+            t: interpolate(bary, [p[0][k], p[1][k], p[2][k]]),
             barycentric: bary,
             entering: sign < 0,
         })
@@ -297,7 +297,7 @@ impl RayMesh {
             y: r[s.ky] - s.sy * r[s.kz],
         });
         let (sign, bary) = point_in_triangle_sos(c, Coord { x: 0.0, y: 0.0 })?;
-        let z = bary[0] * rel[0][s.kz] + bary[1] * rel[1][s.kz] + bary[2] * rel[2][s.kz];
+        let z = interpolate(bary, [rel[0][s.kz], rel[1][s.kz], rel[2][s.kz]]);
         Some(RayHit {
             triangle: t,
             t: z / s.dz,
@@ -305,6 +305,13 @@ impl RayMesh {
             entering: sign < 0,
         })
     }
+}
+
+/// `Σ λᵢ zᵢ`, written relative to the first corner so that a triangle at constant depth gives
+/// that depth exactly (coplanar faces of two meshes then report equal depths).
+#[inline]
+fn interpolate(bary: [f64; 3], z: [f64; 3]) -> f64 {
+    z[0] + bary[1] * (z[1] - z[0]) + bary[2] * (z[2] - z[0])
 }
 
 /// The shear of Woop et al. 2013 that maps a line to the `kz` axis through the origin.

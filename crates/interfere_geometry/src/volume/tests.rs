@@ -46,7 +46,7 @@ fn ray_mesh(s: &Solid, p: &DPose) -> RayMesh {
 }
 
 fn sorted(mut h: Vec<RayHit>) -> Vec<RayHit> {
-    h.sort_by(|a, b| a.triangle.cmp(&b.triangle));
+    h.sort_by_key(|a| a.triangle);
     h
 }
 
@@ -306,12 +306,7 @@ fn axis_aligned_boxes_are_exact_with_analytic_gradient() {
         );
         for k in 0..3 {
             assert!((r.axis_volumes[k] - exact).abs() <= tol);
-            let mut d = ov[k].1;
-            for j in 0..3 {
-                if j != k {
-                    d *= ov[j].0;
-                }
-            }
+            let d = ov[k].1 * ov[(k + 1) % 3].0 * ov[(k + 2) % 3].0;
             let g = r.translation_gradient()[k];
             assert!((g - d).abs() <= tol / scale, "{case} axis {k}: {g} vs {d}");
         }
@@ -515,6 +510,51 @@ fn disjoint_and_touching_solids_have_zero_volume_and_gradient() {
     let r = uniform_volume(&c, &b, &p, &opts(Sampling::Resolution(8))).unwrap();
     assert_eq!(r.volume, 0.0);
     assert_eq!(r.force, DVec3::ZERO);
+}
+
+#[test]
+fn face_contact_inside_the_overlap_box_has_zero_volume_and_gradient() {
+    // B is two unit boxes touching A's faces x = ±1 from outside; B's bounding box contains A's,
+    // so every line along x meets both contact planes. Equal depths leave before they enter:
+    // no zero-length interval, no gradient at exact contact.
+    let a = shapes::cuboid(Vec3::ONE);
+    let piece = |x: f32| {
+        a.mesh()
+            .transformed(&crate::pose::Pose::from_translation(Vec3::new(x, 0.0, 0.0)))
+    };
+    let (right, left) = (piece(2.0), piece(-2.0));
+    let b = Solid::new(crate::mesh::TriMesh::merge(&[&right, &left]).unwrap()).unwrap();
+    for p in [DPose::IDENTITY, shift(DVec3::new(0.0, 0.5, -0.25))] {
+        let r = uniform_volume(&a, &b, &p, &opts(Sampling::Resolution(8))).unwrap();
+        assert!(r.ray_count > 0);
+        assert_eq!(r.volume, 0.0);
+        assert!(
+            r.gradient_a
+                .iter()
+                .chain(&r.gradient_b)
+                .all(|g| *g == DVec3::ZERO)
+        );
+        assert!(r.points.is_empty());
+    }
+    // Pushed in by 0.1 on the right: the volume and a force pushing B back out along +x.
+    let r = uniform_volume(
+        &a,
+        &b,
+        &shift(DVec3::new(-0.1, 0.0, 0.0)),
+        &opts(Sampling::Resolution(8)),
+    )
+    .unwrap();
+    // (The lines along y and z sit at x = ±0.875, ... and miss the 0.1-thick slab.)
+    assert!(
+        (r.axis_volumes[0] - 0.4).abs() < 1e-12,
+        "{:?}",
+        r.axis_volumes
+    );
+    assert!(
+        (r.force - DVec3::new(4.0, 0.0, 0.0)).length() < 1e-9,
+        "{}",
+        r.force
+    );
 }
 
 #[test]
