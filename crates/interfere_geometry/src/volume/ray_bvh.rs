@@ -176,9 +176,13 @@ impl RayMesh {
     /// Depth-first traversal: calls `leaf` for every leaf whose box passes `accept`.
     fn traverse(&self, accept: impl Fn(&[DVec3; 2]) -> bool, mut leaf: impl FnMut(u32)) {
         let depth = self.levels() - 1;
-        let mut stack: Vec<(usize, usize)> = Vec::with_capacity(2 * self.levels() + 2);
-        stack.push((0, 0));
-        while let Some((l, i)) = stack.pop() {
+        // Depth-first with the right child pushed below the left: at most one pending node per
+        // level plus the current one, and a tree over u32 triangles has at most 33 levels.
+        let mut stack = [(0usize, 0usize); 72];
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let (l, i) = stack[top];
             let node = self.level_offsets[l] + i;
             if !accept(&self.boxes[node]) {
                 continue;
@@ -189,7 +193,8 @@ impl RayMesh {
             }
             let below = self.level_len(l + 1);
             for c in (2 * i..(2 * i + 2).min(below)).rev() {
-                stack.push((l + 1, c));
+                stack[top] = (l + 1, c);
+                top += 1;
             }
         }
     }
