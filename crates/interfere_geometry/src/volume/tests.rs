@@ -694,3 +694,109 @@ fn spacing_lattice_is_fixed_in_space() {
     assert!(((r0.volume - r1.volume) / r1.volume).abs() < 0.02);
     assert!(r1.ray_count > 3 * r0.ray_count);
 }
+
+/// Exact volume of a convex polyhedron (outward face polygons) clipped to the half-spaces
+/// `n · x <= d`: Sutherland–Hodgman on every face plus a cap polygon per plane.
+fn clipped_convex_volume(mut faces: Vec<Vec<DVec3>>, planes: &[(DVec3, f64)]) -> f64 {
+    for &(n, d) in planes {
+        let mut out_faces = Vec::new();
+        let mut cut: Vec<DVec3> = Vec::new();
+        for f in &faces {
+            let mut poly = Vec::new();
+            for j in 0..f.len() {
+                let (p, q) = (f[j], f[(j + 1) % f.len()]);
+                let (sp, sq) = (n.dot(p) - d, n.dot(q) - d);
+                if sp <= 0.0 {
+                    poly.push(p);
+                }
+                if (sp <= 0.0) != (sq <= 0.0) {
+                    let x = p + (q - p) * (sp / (sp - sq));
+                    poly.push(x);
+                    cut.push(x);
+                }
+                if sp == 0.0 {
+                    cut.push(p);
+                }
+            }
+            if poly.len() >= 3 {
+                out_faces.push(poly);
+            }
+        }
+        if cut.len() >= 3 {
+            let c = cut.iter().sum::<DVec3>() / cut.len() as f64;
+            let u = n.any_orthonormal_vector();
+            let v = n.cross(u);
+            cut.sort_by(|a, b| {
+                let (pa, pb) = (*a - c, *b - c);
+                pa.dot(v)
+                    .atan2(pa.dot(u))
+                    .total_cmp(&pb.dot(v).atan2(pb.dot(u)))
+            });
+            cut.dedup_by(|a, b| (*a - *b).length() < 1e-12);
+            if cut.len() >= 3 {
+                out_faces.push(cut);
+            }
+        }
+        faces = out_faces;
+    }
+    let mut vol = 0.0;
+    for f in &faces {
+        for j in 1..f.len() - 1 {
+            vol += f[0].dot(f[j].cross(f[j + 1]));
+        }
+    }
+    vol / 6.0
+}
+
+#[test]
+fn rotated_boxes_converge_to_the_exact_clipped_polytope() {
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let ha = DVec3::new(1.0, 0.8, 0.6);
+    let hb = DVec3::new(0.7, 0.5, 0.9);
+    let a = shapes::cuboid(ha.as_vec3());
+    let b = shapes::cuboid(hb.as_vec3());
+    let uv = UniformVolume::new(&a, &b);
+    let planes: Vec<(DVec3, f64)> = (0..3)
+        .flat_map(|k| {
+            let mut e = DVec3::ZERO;
+            e[k] = 1.0;
+            [(e, ha[k]), (-e, ha[k])]
+        })
+        .collect();
+    for case in 0..4 {
+        let p = random_pose(&mut rng);
+        let p = DPose {
+            translation: p.translation * 0.4,
+            ..p
+        };
+        // B's faces, outward, in A's frame (corner bits as in shapes::cuboid).
+        let corner = |i: usize| {
+            p.transform_dpoint(DVec3::new(
+                if i & 1 == 0 { -hb.x } else { hb.x },
+                if i & 2 == 0 { -hb.y } else { hb.y },
+                if i & 4 == 0 { -hb.z } else { hb.z },
+            ))
+        };
+        let quads = [
+            [0, 2, 3, 1],
+            [4, 5, 7, 6],
+            [0, 1, 5, 4],
+            [2, 6, 7, 3],
+            [0, 4, 6, 2],
+            [1, 3, 7, 5],
+        ];
+        let faces: Vec<Vec<DVec3>> = quads
+            .iter()
+            .map(|q| q.iter().map(|&i| corner(i)).collect())
+            .collect();
+        assert!((clipped_convex_volume(faces.clone(), &[]) - b.volume()).abs() < 1e-6);
+        let exact = clipped_convex_volume(faces, &planes);
+        assert!(exact > 0.05, "{case}: {exact}");
+        let err = |r: u32| {
+            let v = uv.compute(&p, &opts(Sampling::Resolution(r))).unwrap();
+            ((v.volume - exact) / exact).abs()
+        };
+        let (e8, e64) = (err(8), err(64));
+        assert!(e64 < e8 && e64 < 1e-3, "{case}: {e8} -> {e64}");
+    }
+}
