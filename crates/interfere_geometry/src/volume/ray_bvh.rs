@@ -45,7 +45,8 @@ pub struct RayHit {
 }
 
 /// A line parallel to coordinate axis `axis`, through the points whose two other coordinates
-/// are `u` (axis `(axis + 1) % 3`) and `v` (axis `(axis + 2) % 3`), directed along `+axis`.
+/// are `u` (axis `(axis + 1) % 3`) and `v` (axis `(axis + 2) % 3`), directed along `+axis`
+/// (an axis above 2 is taken modulo 3).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AxisRay {
     /// The axis (0, 1 or 2).
@@ -59,10 +60,11 @@ pub struct AxisRay {
 impl AxisRay {
     /// The point of the line at parameter `t`.
     pub fn point(&self, t: f64) -> DVec3 {
+        let k = self.axis % 3;
         let mut p = DVec3::ZERO;
-        p[self.axis] = t;
-        p[(self.axis + 1) % 3] = self.u;
-        p[(self.axis + 2) % 3] = self.v;
+        p[k] = t;
+        p[(k + 1) % 3] = self.u;
+        p[(k + 2) % 3] = self.v;
         p
     }
 }
