@@ -26,6 +26,7 @@ pub mod shapes;
 pub mod threads;
 pub mod topology;
 pub mod tri_tri;
+pub mod volume;
 
 pub use aabb::Aabb;
 pub use brute_force::{all_pairs_brute, first_hit_brute};
@@ -44,3 +45,6 @@ pub use pose::{DPose, Pose};
 pub use sap::{PairTracking, ProxyId, SweepAndPrune, UpdateStats};
 pub use topology::{Edge, Solid, Topology};
 pub use tri_tri::{segment_intersects_triangle, triangles_intersect};
+pub use volume::{
+    Sampling, UniformOptions, UniformVolume, VolumeError, VolumeResult, uniform_volume,
+};

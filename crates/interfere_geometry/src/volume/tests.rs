@@ -1,0 +1,802 @@
+//! Oracle tests of the ray casting and of the uniform volume: brute force over all triangles,
+//! exact polyhedral volumes, analytic overlaps and finite differences.
+
+use super::*;
+use crate::bvh::BalancedTree;
+use crate::pose::DPose;
+use crate::shapes;
+use crate::topology::Solid;
+use glam::{DMat3, DVec3, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn pose(axis: DVec3, angle: f64, t: DVec3) -> DPose {
+    DPose {
+        rotation: DMat3::from_axis_angle(axis.normalize(), angle),
+        translation: t,
+    }
+}
+
+fn shift(t: DVec3) -> DPose {
+    DPose {
+        rotation: DMat3::IDENTITY,
+        translation: t,
+    }
+}
+
+fn random_pose(rng: &mut ChaCha8Rng) -> DPose {
+    let axis = DVec3::new(
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+    ) + DVec3::new(0.01, 0.0, 0.0);
+    pose(
+        axis,
+        rng.random_range(-3.0..3.0),
+        DVec3::new(
+            rng.random_range(-2.0..2.0),
+            rng.random_range(-2.0..2.0),
+            rng.random_range(-2.0..2.0),
+        ),
+    )
+}
+
+fn ray_mesh(s: &Solid, p: &DPose) -> RayMesh {
+    RayMesh::new(s, &BalancedTree::build(s), p).unwrap()
+}
+
+fn sorted(mut h: Vec<RayHit>) -> Vec<RayHit> {
+    h.sort_by_key(|a| a.triangle);
+    h
+}
+
+fn test_solids() -> Vec<Solid> {
+    vec![
+        shapes::cuboid(Vec3::new(1.0, 0.5, 0.25)),
+        shapes::subdivided_cuboid(Vec3::ONE, 3),
+        shapes::icosphere(1.0, 2),
+        shapes::torus(1.0, 0.3, 16, 8),
+        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 5),
+    ]
+}
+
+/// Checks that the hits of a closed mesh balance and, for a convex one, that there is at most
+/// one of each kind.
+fn check_balanced(hits: &[RayHit], convex: bool, what: &str) {
+    let enter = hits.iter().filter(|h| h.entering).count();
+    let leave = hits.len() - enter;
+    assert_eq!(enter, leave, "{what}: {hits:?}");
+    if convex {
+        assert!(enter <= 1, "{what}: {hits:?}");
+    }
+    for h in hits {
+        let s: f64 = h.barycentric.iter().sum();
+        assert!((s - 1.0).abs() < 1e-12 && h.barycentric.iter().all(|&b| b >= 0.0));
+    }
+}
+
+#[test]
+fn axis_rays_match_brute_force_random() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for s in test_solids() {
+        for _ in 0..3 {
+            let p = random_pose(&mut rng);
+            let m = ray_mesh(&s, &p);
+            let [lo, hi] = m.bounds();
+            for _ in 0..60 {
+                let axis = rng.random_range(0..3);
+                let (ku, kv) = ((axis + 1) % 3, (axis + 2) % 3);
+                let ray = AxisRay {
+                    axis,
+                    u: rng.random_range(lo[ku] - 0.1..hi[ku] + 0.1),
+                    v: rng.random_range(lo[kv] - 0.1..hi[kv] + 0.1),
+                };
+                let (mut fast, mut brute) = (Vec::new(), Vec::new());
+                m.cast_axis(&ray, &mut fast);
+                m.cast_axis_brute(&ray, &mut brute);
+                let fast = sorted(fast);
+                assert_eq!(fast, sorted(brute));
+                check_balanced(&fast, false, "random axis ray");
+                for h in &fast {
+                    // The hit point lies on the triangle's plane.
+                    let [a, b, c] = m.triangle(h.triangle as usize);
+                    let q = ray.point(h.t);
+                    let n = (b - a).cross(c - a).normalize();
+                    assert!(n.dot(q - a).abs() < 1e-9, "{h:?}");
+                    assert_eq!(h.entering, n[axis] < 0.0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn axis_rays_through_vertices_and_edges_are_watertight() {
+    // Lines through every vertex and every edge's exact grid points of boxes (faces split into
+    // triangles along diagonals) and of a sphere: hits balance, and convex meshes get at most
+    // one entry. The tree agrees with brute force on every one.
+    let boxes = [
+        shapes::cuboid(Vec3::ONE),
+        shapes::subdivided_cuboid(Vec3::new(1.0, 2.0, 0.5), 4),
+    ];
+    for s in &boxes {
+        let m = ray_mesh(s, &DPose::IDENTITY);
+        let coords: Vec<f64> = (-8..=8).map(|i| i as f64 * 0.25).collect();
+        for axis in 0..3 {
+            for &u in &coords {
+                for &v in &coords {
+                    let ray = AxisRay { axis, u, v };
+                    let (mut fast, mut brute) = (Vec::new(), Vec::new());
+                    m.cast_axis(&ray, &mut fast);
+                    m.cast_axis_brute(&ray, &mut brute);
+                    let fast = sorted(fast);
+                    assert_eq!(fast, sorted(brute));
+                    check_balanced(&fast, true, "box grid line");
+                    // Strictly inside the face's projection: exactly one entry and one exit.
+                    let [lo, hi] = m.bounds();
+                    let (ku, kv) = ((axis + 1) % 3, (axis + 2) % 3);
+                    if lo[ku] < u && u < hi[ku] && lo[kv] < v && v < hi[kv] {
+                        assert_eq!(fast.len(), 2, "{ray:?}");
+                    }
+                }
+            }
+        }
+    }
+    let sphere = shapes::icosphere(1.0, 2);
+    let m = ray_mesh(&sphere, &DPose::IDENTITY);
+    for &p in m.vertices() {
+        for axis in 0..3 {
+            let ray = AxisRay {
+                axis,
+                u: p[(axis + 1) % 3],
+                v: p[(axis + 2) % 3],
+            };
+            let mut hits = Vec::new();
+            m.cast_axis(&ray, &mut hits);
+            check_balanced(&hits, true, "sphere vertex line");
+        }
+    }
+}
+
+#[test]
+fn general_lines_match_brute_force_and_are_watertight() {
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    for s in test_solids() {
+        let p = random_pose(&mut rng);
+        let m = ray_mesh(&s, &p);
+        let [lo, hi] = m.bounds();
+        let centre = (lo + hi) / 2.0;
+        let mut lines = Vec::new();
+        for _ in 0..40 {
+            let o = DVec3::new(
+                rng.random_range(lo.x..hi.x),
+                rng.random_range(lo.y..hi.y),
+                rng.random_range(lo.z..hi.z),
+            );
+            let d = DVec3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            );
+            lines.push((o, d));
+        }
+        // Adversarial: lines through the centre and a vertex, or two vertices.
+        for (i, &v) in m.vertices().iter().enumerate().step_by(7) {
+            lines.push((centre, v - centre));
+            let w = m.vertices()[(i * 31 + 5) % m.vertices().len()];
+            if w != v {
+                lines.push((v, w - v));
+            }
+        }
+        for (o, d) in lines {
+            let (mut fast, mut brute) = (Vec::new(), Vec::new());
+            m.cast_line(o, d, &mut fast).unwrap();
+            m.cast_line_brute(o, d, &mut brute).unwrap();
+            let fast = sorted(fast);
+            assert_eq!(fast, sorted(brute));
+            check_balanced(&fast, false, "general line");
+            for h in &fast {
+                let [a, b, c] = m.triangle(h.triangle as usize);
+                let n = (b - a).cross(c - a).normalize();
+                let q = o + h.t * d;
+                assert!(n.dot(q - a).abs() < 1e-7 * (1.0 + d.length()), "{h:?}");
+            }
+        }
+    }
+    // A convex mesh crossed through its vertices: exactly one entry and one exit.
+    let s = shapes::icosphere(1.0, 2);
+    let m = ray_mesh(&s, &DPose::IDENTITY);
+    for &v in m.vertices() {
+        let mut hits = Vec::new();
+        m.cast_line(DVec3::ZERO, v, &mut hits).unwrap();
+        check_balanced(&hits, true, "centre-vertex line");
+        assert_eq!(hits.len(), 2);
+    }
+    let mut out = Vec::new();
+    assert_eq!(
+        m.cast_line(DVec3::ZERO, DVec3::ZERO, &mut out),
+        Err(VolumeError::InvalidRay)
+    );
+    assert_eq!(
+        m.cast_line(DVec3::NAN, DVec3::X, &mut out),
+        Err(VolumeError::InvalidRay)
+    );
+}
+
+#[test]
+fn axis_and_general_casts_agree() {
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let s = shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 9);
+    let m = ray_mesh(&s, &random_pose(&mut rng));
+    for _ in 0..100 {
+        let axis = rng.random_range(0..3);
+        let ray = AxisRay {
+            axis,
+            u: rng.random_range(-1.5..1.5),
+            v: rng.random_range(-1.5..1.5),
+        };
+        let mut dir = DVec3::ZERO;
+        dir[axis] = if rng.random::<bool>() { 1.0 } else { -1.0 };
+        let (mut a, mut g) = (Vec::new(), Vec::new());
+        m.cast_axis(&ray, &mut a);
+        m.cast_line(ray.point(0.0), dir, &mut g).unwrap();
+        let (a, g) = (sorted(a), sorted(g));
+        assert_eq!(a.len(), g.len());
+        for (x, y) in a.iter().zip(&g) {
+            assert_eq!(x.triangle, y.triangle);
+            assert!((x.t - y.t * dir[axis]).abs() < 1e-12);
+            assert_eq!(x.entering, y.entering == (dir[axis] > 0.0));
+        }
+    }
+}
+
+fn opts(sampling: Sampling) -> UniformOptions {
+    UniformOptions {
+        sampling,
+        ..UniformOptions::default()
+    }
+}
+
+/// Overlap length of `[a0, a1]` and `[b0, b1]` and its derivative under a shift of the second.
+fn overlap_1d(a0: f64, a1: f64, b0: f64, b1: f64) -> (f64, f64) {
+    let lo = a0.max(b0);
+    let hi = a1.min(b1);
+    if hi <= lo {
+        return (0.0, 0.0);
+    }
+    let d = f64::from(u8::from(b1 < a1)) - f64::from(u8::from(b0 > a0));
+    (hi - lo, d)
+}
+
+#[test]
+fn axis_aligned_boxes_are_exact_with_analytic_gradient() {
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    for case in 0..20 {
+        let ha = DVec3::new(
+            rng.random_range(0.2..1.5),
+            rng.random_range(0.2..1.5),
+            rng.random_range(0.2..1.5),
+        );
+        let hb = DVec3::new(
+            rng.random_range(0.2..1.5),
+            rng.random_range(0.2..1.5),
+            rng.random_range(0.2..1.5),
+        );
+        let t = DVec3::new(
+            rng.random_range(-1.5..1.5),
+            rng.random_range(-1.5..1.5),
+            rng.random_range(-1.5..1.5),
+        );
+        // Huge coordinates in a few cases: everything scaled by 1e5.
+        let scale = if case % 5 == 4 { 1e5 } else { 1.0 };
+        let a = shapes::cuboid((ha * scale).as_vec3());
+        let b = shapes::cuboid((hb * scale).as_vec3());
+        let ha = a.aabb().max.as_dvec3();
+        let hb = b.aabb().max.as_dvec3();
+        let tb = t * scale;
+        let r = uniform_volume(&a, &b, &shift(tb), &opts(Sampling::Resolution(3))).unwrap();
+        let ov: [(f64, f64); 3] =
+            std::array::from_fn(|k| overlap_1d(-ha[k], ha[k], tb[k] - hb[k], tb[k] + hb[k]));
+        let exact = ov[0].0 * ov[1].0 * ov[2].0;
+        let tol = 1e-12 * (scale * scale * scale) * 30.0;
+        assert!(
+            (r.volume - exact).abs() <= tol,
+            "{case}: {} vs {exact}",
+            r.volume
+        );
+        for k in 0..3 {
+            assert!((r.axis_volumes[k] - exact).abs() <= tol);
+            let d = ov[k].1 * ov[(k + 1) % 3].0 * ov[(k + 2) % 3].0;
+            let g = r.translation_gradient()[k];
+            assert!((g - d).abs() <= tol / scale, "{case} axis {k}: {g} vs {d}");
+        }
+        let sum_a: DVec3 = r.gradient_a.iter().sum();
+        assert!((sum_a + r.translation_gradient()).abs().max_element() <= tol / scale);
+    }
+}
+
+#[test]
+fn huge_coordinates_stay_exact() {
+    let a = shapes::cuboid(Vec3::splat(1.0e5));
+    let b = shapes::cuboid(Vec3::splat(1.0e5));
+    let off = DVec3::new(1.0e7, -3.0e7, 2.0e7);
+    // Large boxes (1e5) overlapping; then far apart (1e7).
+    let p = shift(DVec3::new(0.5e5, 0.25e5, -0.5e5));
+    let r = uniform_volume(&a, &b, &p, &opts(Sampling::Resolution(5))).unwrap();
+    let exact = 1.5e5 * 1.75e5 * 1.5e5;
+    assert!((r.volume - exact).abs() <= 1e-12 * exact);
+    // A single far-away pair: the same boxes translated by a huge offset overlap nothing.
+    let r = uniform_volume(&a, &b, &shift(off), &opts(Sampling::Resolution(5))).unwrap();
+    assert_eq!(r.volume, 0.0);
+    assert_eq!(r.ray_count, 0);
+}
+
+/// Area of the intersection of two convex polygons (counter-clockwise), by clipping.
+fn convex_clip_area(subject: &[[f64; 2]], clip: &[[f64; 2]]) -> f64 {
+    let mut poly = subject.to_vec();
+    for i in 0..clip.len() {
+        let (a, b) = (clip[i], clip[(i + 1) % clip.len()]);
+        let side = |p: [f64; 2]| (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]);
+        let mut out = Vec::new();
+        for j in 0..poly.len() {
+            let (p, q) = (poly[j], poly[(j + 1) % poly.len()]);
+            let (sp, sq) = (side(p), side(q));
+            if sp >= 0.0 {
+                out.push(p);
+            }
+            if (sp >= 0.0) != (sq >= 0.0) {
+                let t = sp / (sp - sq);
+                out.push([p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])]);
+            }
+        }
+        poly = out;
+        if poly.is_empty() {
+            return 0.0;
+        }
+    }
+    let mut area = 0.0;
+    for j in 0..poly.len() {
+        let (p, q) = (poly[j], poly[(j + 1) % poly.len()]);
+        area += p[0] * q[1] - p[1] * q[0];
+    }
+    area / 2.0
+}
+
+#[test]
+fn boxes_rotated_about_z_converge_to_the_exact_prism() {
+    let a = shapes::cuboid(Vec3::new(1.0, 1.0, 0.5));
+    let b = shapes::cuboid(Vec3::new(0.8, 0.4, 1.0));
+    let uv = UniformVolume::new(&a, &b);
+    for (angle, t) in [
+        (0.6, DVec3::new(0.9, 0.3, 0.0)),
+        (-1.1, DVec3::new(-0.5, 0.8, 0.2)),
+        (std::f64::consts::FRAC_PI_4, DVec3::new(0.2, -0.1, -0.3)),
+    ] {
+        let p = pose(DVec3::Z, angle, t);
+        let corners: Vec<[f64; 2]> = [(-0.8, -0.4), (0.8, -0.4), (0.8, 0.4), (-0.8, 0.4)]
+            .iter()
+            .map(|&(x, y)| {
+                let q = p.transform_point(Vec3::new(x, y, 0.0));
+                [q.x, q.y]
+            })
+            .collect();
+        let square = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
+        // B's z extent [-1, 1] + t.z covers A's [-0.5, 0.5].
+        let exact = convex_clip_area(&corners, &square) * 1.0;
+        let err = |r: u32| {
+            let v = uv.compute(&p, &opts(Sampling::Resolution(r))).unwrap();
+            // Rays along z see the exact prism: every interval has the full height.
+            ((v.volume - exact) / exact).abs()
+        };
+        let (e16, e64) = (err(16), err(64));
+        assert!(e64 < e16, "angle {angle}: {e16} -> {e64}");
+        assert!(e64 < 5e-3, "angle {angle}: {e64}");
+    }
+}
+
+/// Volume of the lens of two balls of radius `r` at centre distance `d`.
+fn lens(r: f64, d: f64) -> f64 {
+    std::f64::consts::PI * (4.0 * r + d) * (2.0 * r - d).powi(2) / 12.0
+}
+
+#[test]
+fn sphere_lens_volume_and_gradient() {
+    let s = shapes::icosphere(1.0, 3);
+    // The radius of the ball with the polyhedron's volume, for the analytic reference.
+    let r = (3.0 * s.volume() / (4.0 * std::f64::consts::PI)).cbrt();
+    let uv = UniformVolume::new(&s, &s);
+    for d in [0.6, 1.0, 1.5] {
+        let res = uv
+            .compute(
+                &shift(DVec3::new(d, 0.0, 0.0)),
+                &opts(Sampling::Resolution(48)),
+            )
+            .unwrap();
+        let exact = lens(r, d);
+        assert!(
+            ((res.volume - exact) / exact).abs() < 0.02,
+            "d {d}: {} vs {exact}",
+            res.volume
+        );
+        // dV/dd = −π (4r² − d²) / 4: the area of the lens's rim disc, pushing B out along +x.
+        let dv = -std::f64::consts::PI * (4.0 * r * r - d * d) / 4.0;
+        let g = res.translation_gradient();
+        assert!(((g.x - dv) / dv).abs() < 0.03, "d {d}: {} vs {dv}", g.x);
+        assert!(g.y.abs() < 0.03 * dv.abs() && g.z.abs() < 0.03 * dv.abs());
+        assert!(res.force.x > 0.0);
+        // The surface samples lie on the lens boundary, normals pointing outward of it.
+        assert!(!res.points.is_empty());
+        for p in &res.points {
+            let c = if p.on_b {
+                DVec3::new(d, 0.0, 0.0)
+            } else {
+                DVec3::ZERO
+            };
+            assert!(((p.point - c).length() - 1.0).abs() < 0.02);
+            assert!((p.point - c).normalize().dot(p.normal) > 0.95);
+        }
+    }
+}
+
+#[test]
+fn nested_solid_volume_converges_to_the_exact_polyhedral_volume() {
+    let big = shapes::icosphere(2.0, 2);
+    let small = shapes::bumpy_sphere(0.5, 0.2, 3.0, 2, 3);
+    let p = pose(DVec3::new(1.0, 2.0, 0.5), 0.7, DVec3::new(0.3, 0.2, -0.1));
+    let exact = small.volume();
+    let uv = UniformVolume::new(&big, &small);
+    let mut errs = Vec::new();
+    for res in [8, 16, 64] {
+        let r = uv.compute(&p, &opts(Sampling::Resolution(res))).unwrap();
+        errs.push(((r.volume - exact) / exact).abs());
+        // Inside A, translating B does not change the volume, exactly for the sampled estimate
+        // too: every interval starts and ends on B.
+        assert!(r.translation_gradient().abs().max_element() < 1e-12);
+        assert!(r.gradient_a.iter().all(|g| *g == DVec3::ZERO));
+        assert!(r.points.iter().all(|q| q.on_b));
+        assert_eq!(r.ray_count, 3 * (res * res) as usize);
+    }
+    assert!(errs[2] < errs[1] && errs[2] < errs[0], "{errs:?}");
+    assert!(errs[2] < 3e-3, "{errs:?}");
+    // Swapping the roles (B contains A) gives the same volume.
+    let inv = p.inverse();
+    let r = uniform_volume(&small, &big, &inv, &opts(Sampling::Resolution(64))).unwrap();
+    assert!(((r.volume - exact) / exact).abs() < 3e-3);
+    assert!(r.gradient_b.iter().all(|g| *g == DVec3::ZERO));
+}
+
+#[test]
+fn disjoint_and_touching_solids_have_zero_volume_and_gradient() {
+    let s = shapes::icosphere(1.0, 2);
+    // Disjoint boxes.
+    let r = uniform_volume(
+        &s,
+        &s,
+        &shift(DVec3::new(3.0, 0.0, 0.0)),
+        &opts(Sampling::Resolution(8)),
+    )
+    .unwrap();
+    assert_eq!(r.volume, 0.0);
+    assert_eq!(r.ray_count, 0);
+    assert_eq!(r.gradient_b.len(), s.vertices().len());
+    // Overlapping boxes, disjoint balls.
+    let r = uniform_volume(
+        &s,
+        &s,
+        &shift(DVec3::new(1.7, 1.7, 0.0)),
+        &opts(Sampling::Resolution(16)),
+    )
+    .unwrap();
+    assert_eq!(r.volume, 0.0);
+    assert!(r.ray_count > 0);
+    assert!(
+        r.gradient_a
+            .iter()
+            .chain(&r.gradient_b)
+            .all(|g| *g == DVec3::ZERO)
+    );
+    assert_eq!(r.force, DVec3::ZERO);
+    // Face-to-face touching boxes (flat overlap box) and edge-touching ones.
+    let c = shapes::cuboid(Vec3::ONE);
+    for t in [DVec3::new(2.0, 0.3, -0.2), DVec3::new(2.0, 2.0, 0.0)] {
+        let r = uniform_volume(&c, &c, &shift(t), &opts(Sampling::Resolution(8))).unwrap();
+        assert_eq!(r.volume, 0.0);
+        assert_eq!(r.force, DVec3::ZERO);
+    }
+    // Touching along a face with a rotated box whose overlap box is not flat: the line hits
+    // at the shared plane leave A before entering B.
+    let b = shapes::cuboid(Vec3::new(1.0, 0.5, 0.5));
+    let p = pose(DVec3::X, 0.5, DVec3::new(2.0, 0.0, 0.0));
+    let r = uniform_volume(&c, &b, &p, &opts(Sampling::Resolution(8))).unwrap();
+    assert_eq!(r.volume, 0.0);
+    assert_eq!(r.force, DVec3::ZERO);
+}
+
+#[test]
+fn face_contact_inside_the_overlap_box_has_zero_volume_and_gradient() {
+    // B is two unit boxes touching A's faces x = ±1 from outside; B's bounding box contains A's,
+    // so every line along x meets both contact planes. Equal depths leave before they enter:
+    // no zero-length interval, no gradient at exact contact.
+    let a = shapes::cuboid(Vec3::ONE);
+    let piece = |x: f32| {
+        a.mesh()
+            .transformed(&crate::pose::Pose::from_translation(Vec3::new(x, 0.0, 0.0)))
+    };
+    let (right, left) = (piece(2.0), piece(-2.0));
+    let b = Solid::new(crate::mesh::TriMesh::merge(&[&right, &left]).unwrap()).unwrap();
+    for p in [DPose::IDENTITY, shift(DVec3::new(0.0, 0.5, -0.25))] {
+        let r = uniform_volume(&a, &b, &p, &opts(Sampling::Resolution(8))).unwrap();
+        assert!(r.ray_count > 0);
+        assert_eq!(r.volume, 0.0);
+        assert!(
+            r.gradient_a
+                .iter()
+                .chain(&r.gradient_b)
+                .all(|g| *g == DVec3::ZERO)
+        );
+        assert!(r.points.is_empty());
+    }
+    // Pushed in by 0.1 on the right: the volume and a force pushing B back out along +x.
+    let r = uniform_volume(
+        &a,
+        &b,
+        &shift(DVec3::new(-0.1, 0.0, 0.0)),
+        &opts(Sampling::Resolution(8)),
+    )
+    .unwrap();
+    // (The lines along y and z sit at x = ±0.875, ... and miss the 0.1-thick slab.)
+    assert!(
+        (r.axis_volumes[0] - 0.4).abs() < 1e-12,
+        "{:?}",
+        r.axis_volumes
+    );
+    assert!(
+        (r.force - DVec3::new(4.0, 0.0, 0.0)).length() < 1e-9,
+        "{}",
+        r.force
+    );
+}
+
+#[test]
+fn coincident_solids_give_their_own_volume() {
+    let c = shapes::cuboid(Vec3::new(1.0, 0.5, 0.25));
+    let r = uniform_volume(&c, &c, &DPose::IDENTITY, &opts(Sampling::Resolution(4))).unwrap();
+    assert!((r.volume - c.volume()).abs() < 1e-12);
+    let s = shapes::icosphere(1.0, 2);
+    let r = uniform_volume(&s, &s, &DPose::IDENTITY, &opts(Sampling::Resolution(32))).unwrap();
+    assert!(((r.volume - s.volume()) / s.volume()).abs() < 5e-3);
+}
+
+fn volume_at(uv: &UniformVolume<'_>, p: &DPose, o: &UniformOptions) -> VolumeResult {
+    uv.compute(p, o).unwrap()
+}
+
+#[test]
+fn gradient_matches_finite_differences() {
+    let cases = [
+        (
+            shapes::bumpy_sphere(1.0, 0.25, 3.0, 3, 1),
+            shapes::icosphere(0.7, 3),
+            pose(DVec3::new(1.0, 1.0, 0.0), 0.4, DVec3::new(0.9, 0.4, -0.3)),
+        ),
+        (
+            shapes::cuboid(Vec3::new(1.0, 0.8, 0.6)),
+            shapes::cuboid(Vec3::new(0.7, 0.3, 0.5)),
+            pose(DVec3::new(0.3, 1.0, 0.5), 0.8, DVec3::new(1.1, 0.2, 0.3)),
+        ),
+    ];
+    for (ci, (a, b, p)) in cases.iter().enumerate() {
+        let uv = UniformVolume::new(a, b);
+        let centre = p.translation + DVec3::new(0.1, -0.2, 0.05);
+        let o = UniformOptions {
+            sampling: Sampling::Spacing(0.02),
+            centre,
+            collect_points: false,
+            ..UniformOptions::default()
+        };
+        let r = volume_at(&uv, p, &o);
+        let g = r.translation_gradient();
+        let scale = g.length();
+        assert!(scale > 0.1, "{ci}: {g}");
+        let dt = 1e-3;
+        for k in 0..3 {
+            let mut e = DVec3::ZERO;
+            e[k] = dt;
+            let plus = volume_at(&uv, &shift(e).mul(p), &o);
+            let minus = volume_at(&uv, &shift(-e).mul(p), &o);
+            // The axis-k estimate is what the k component differentiates: nearly exact.
+            let fd_k = (plus.axis_volumes[k] - minus.axis_volumes[k]) / (2.0 * dt);
+            assert!(
+                (fd_k - g[k]).abs() < 0.01 * scale,
+                "{ci} axis {k}: {fd_k} vs {}",
+                g[k]
+            );
+            // The averaged volume: within a few percent.
+            let fd = (plus.volume - minus.volume) / (2.0 * dt);
+            assert!(
+                (fd - g[k]).abs() < 0.04 * scale,
+                "{ci} axis {k}: {fd} vs {}",
+                g[k]
+            );
+        }
+        // Rotations of B about the centre.
+        let rg = r.rotation_gradient();
+        let rscale = rg.length().max(0.05);
+        let da = 2e-3;
+        for k in 0..3 {
+            let mut axis = DVec3::ZERO;
+            axis[k] = 1.0;
+            let rot = |a: f64| {
+                let rp = pose(axis, a, DVec3::ZERO);
+                // Rotate about the centre: x -> R (x - c) + c.
+                shift(centre).mul(&rp).mul(&shift(-centre)).mul(p)
+            };
+            let fd = (volume_at(&uv, &rot(da), &o).volume - volume_at(&uv, &rot(-da), &o).volume)
+                / (2.0 * da);
+            assert!(
+                (fd - rg[k]).abs() < 0.05 * rscale,
+                "{ci} rot {k}: {fd} vs {}",
+                rg[k]
+            );
+        }
+        // The generalized force is the negated gradient, reduced about the centre.
+        let sum: DVec3 = r.gradient_b.iter().sum();
+        assert!((sum + r.force).abs().max_element() < 1e-12);
+    }
+}
+
+#[test]
+fn invalid_inputs_are_refused() {
+    let s = shapes::icosphere(1.0, 1);
+    let id = DPose::IDENTITY;
+    assert_eq!(
+        uniform_volume(&s, &s, &id, &opts(Sampling::Resolution(0))),
+        Err(VolumeError::ZeroResolution)
+    );
+    for h in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            uniform_volume(&s, &s, &id, &opts(Sampling::Spacing(h))),
+            Err(VolumeError::InvalidSpacing(_))
+        ));
+    }
+    let bad = shift(DVec3::new(f64::NAN, 0.0, 0.0));
+    assert_eq!(
+        uniform_volume(&s, &s, &bad, &opts(Sampling::Resolution(4))),
+        Err(VolumeError::NonFinitePose)
+    );
+    assert!(matches!(
+        uniform_volume(&s, &s, &id, &opts(Sampling::Spacing(1e-9))),
+        Err(VolumeError::TooManyRays { .. })
+    ));
+    let other = shapes::icosphere(1.0, 2);
+    assert!(matches!(
+        UniformVolume::with_trees(&s, BalancedTree::build(&other), &s, BalancedTree::build(&s)),
+        Err(VolumeError::TreeMismatch { .. })
+    ));
+    assert!(matches!(
+        RayMesh::new(&s, &BalancedTree::build(&other), &id),
+        Err(VolumeError::TreeMismatch { .. })
+    ));
+}
+
+#[test]
+fn spacing_lattice_is_fixed_in_space() {
+    // Spacing-based sampling: halving the spacing changes the estimate little and casts about
+    // four times as many lines.
+    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 2, 4);
+    let b = shapes::icosphere(0.6, 2);
+    let h = 0.05;
+    let p = pose(DVec3::Y, 0.3, DVec3::new(0.8, 0.1, 0.2));
+    let o = opts(Sampling::Spacing(h));
+    let r0 = uniform_volume(&a, &b, &p, &o).unwrap();
+    assert!(r0.volume > 0.0);
+    let r1 = uniform_volume(&a, &b, &p, &opts(Sampling::Spacing(h / 2.0))).unwrap();
+    assert!(((r0.volume - r1.volume) / r1.volume).abs() < 0.02);
+    assert!(r1.ray_count > 3 * r0.ray_count);
+}
+
+/// Exact volume of a convex polyhedron (outward face polygons) clipped to the half-spaces
+/// `n · x <= d`: Sutherland–Hodgman on every face plus a cap polygon per plane.
+fn clipped_convex_volume(mut faces: Vec<Vec<DVec3>>, planes: &[(DVec3, f64)]) -> f64 {
+    for &(n, d) in planes {
+        let mut out_faces = Vec::new();
+        let mut cut: Vec<DVec3> = Vec::new();
+        for f in &faces {
+            let mut poly = Vec::new();
+            for j in 0..f.len() {
+                let (p, q) = (f[j], f[(j + 1) % f.len()]);
+                let (sp, sq) = (n.dot(p) - d, n.dot(q) - d);
+                if sp <= 0.0 {
+                    poly.push(p);
+                }
+                if (sp <= 0.0) != (sq <= 0.0) {
+                    let x = p + (q - p) * (sp / (sp - sq));
+                    poly.push(x);
+                    cut.push(x);
+                }
+                if sp == 0.0 {
+                    cut.push(p);
+                }
+            }
+            if poly.len() >= 3 {
+                out_faces.push(poly);
+            }
+        }
+        if cut.len() >= 3 {
+            let c = cut.iter().sum::<DVec3>() / cut.len() as f64;
+            let u = n.any_orthonormal_vector();
+            let v = n.cross(u);
+            cut.sort_by(|a, b| {
+                let (pa, pb) = (*a - c, *b - c);
+                pa.dot(v)
+                    .atan2(pa.dot(u))
+                    .total_cmp(&pb.dot(v).atan2(pb.dot(u)))
+            });
+            cut.dedup_by(|a, b| (*a - *b).length() < 1e-12);
+            if cut.len() >= 3 {
+                out_faces.push(cut);
+            }
+        }
+        faces = out_faces;
+    }
+    let mut vol = 0.0;
+    for f in &faces {
+        for j in 1..f.len() - 1 {
+            vol += f[0].dot(f[j].cross(f[j + 1]));
+        }
+    }
+    vol / 6.0
+}
+
+#[test]
+fn rotated_boxes_converge_to_the_exact_clipped_polytope() {
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let ha = DVec3::new(1.0, 0.8, 0.6);
+    let hb = DVec3::new(0.7, 0.5, 0.9);
+    let a = shapes::cuboid(ha.as_vec3());
+    let b = shapes::cuboid(hb.as_vec3());
+    let uv = UniformVolume::new(&a, &b);
+    let planes: Vec<(DVec3, f64)> = (0..3)
+        .flat_map(|k| {
+            let mut e = DVec3::ZERO;
+            e[k] = 1.0;
+            [(e, ha[k]), (-e, ha[k])]
+        })
+        .collect();
+    for case in 0..4 {
+        let p = random_pose(&mut rng);
+        let p = DPose {
+            translation: p.translation * 0.4,
+            ..p
+        };
+        // B's faces, outward, in A's frame (corner bits as in shapes::cuboid).
+        let corner = |i: usize| {
+            p.transform_dpoint(DVec3::new(
+                if i & 1 == 0 { -hb.x } else { hb.x },
+                if i & 2 == 0 { -hb.y } else { hb.y },
+                if i & 4 == 0 { -hb.z } else { hb.z },
+            ))
+        };
+        let quads = [
+            [0, 2, 3, 1],
+            [4, 5, 7, 6],
+            [0, 1, 5, 4],
+            [2, 6, 7, 3],
+            [0, 4, 6, 2],
+            [1, 3, 7, 5],
+        ];
+        let faces: Vec<Vec<DVec3>> = quads
+            .iter()
+            .map(|q| q.iter().map(|&i| corner(i)).collect())
+            .collect();
+        assert!((clipped_convex_volume(faces.clone(), &[]) - b.volume()).abs() < 1e-6);
+        let exact = clipped_convex_volume(faces, &planes);
+        assert!(exact > 0.05, "{case}: {exact}");
+        let err = |r: u32| {
+            let v = uv.compute(&p, &opts(Sampling::Resolution(r))).unwrap();
+            ((v.volume - exact) / exact).abs()
+        };
+        let (e8, e64) = (err(8), err(64));
+        assert!(e64 < e8 && e64 < 1e-3, "{case}: {e8} -> {e64}");
+    }
+}
