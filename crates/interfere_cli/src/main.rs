@@ -4,6 +4,7 @@
 mod bench;
 mod check;
 mod pose_arg;
+mod volume;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ struct Cli {
 enum Command {
     /// Do two meshes interfere? Exact triangle pairs plus nested-solid detection.
     Check(check::CheckArgs),
+    /// Intersection volume of two closed meshes and the force/torque it implies.
+    Volume(volume::VolumeArgs),
     /// Benchmarks, each against the peer or baseline in the same run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Volume(args) => volume::run(args),
         Command::GpuInfo => gpu_info(),
     };
     match result {

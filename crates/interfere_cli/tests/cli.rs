@@ -108,3 +108,34 @@ fn bad_files_and_poses_fail_with_a_message_naming_them() {
     assert!(!ok);
     assert!(err.contains("mesh.ply"), "{err}");
 }
+
+#[test]
+fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
+    let dir = temp_dir("volume");
+    let cube = dir.join("cube.obj");
+    io::save_mesh(shapes::cuboid(Vec3::splat(0.5)).mesh(), &cube).unwrap();
+    let c = cube.to_str().unwrap();
+    let (ok, out, err) = interfere(&["volume", c, c, "--pose-b", "0.5,0,0", "--json"]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let volume = v["volume"].as_f64().unwrap();
+    assert!((volume - 0.5).abs() < 1e-9, "{volume}");
+    let fb = v["on_b"]["force"][0].as_f64().unwrap();
+    let fa = v["on_a"]["force"][0].as_f64().unwrap();
+    // -dV/dx of B: V = 1 - x for the offset x, so the force on B is +1 along x, on A -1.
+    assert!(
+        (fb - 1.0).abs() < 1e-6 && (fa + 1.0).abs() < 1e-6,
+        "{fa} {fb}"
+    );
+
+    // Open meshes are refused by a method that needs closed ones, with the reason.
+    let open = dir.join("open.obj");
+    let closed = shapes::cuboid(Vec3::splat(0.5)).into_mesh();
+    let mut tris = closed.triangles().to_vec();
+    tris.pop();
+    let open_mesh = interfere_geometry::TriMesh::new(closed.vertices().to_vec(), tris).unwrap();
+    io::save_mesh(&open_mesh, &open).unwrap();
+    let (ok, _, err) = interfere(&["volume", c, open.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("open.obj"), "{err}");
+}

@@ -157,7 +157,7 @@ pub fn run(args: TumbleArgs) -> Result<(), String> {
                     .map_err(|e| e.to_string())?;
                 accs[k].1.add(ms(t));
                 accs[k].2 += pairs.len() as f64;
-                if hit.is_some() != !pairs.is_empty() {
+                if hit.is_some() == pairs.is_empty() {
                     return Err(format!(
                         "{}: first-hit and all-pairs disagree at d={d}, step {i}",
                         m.name()
