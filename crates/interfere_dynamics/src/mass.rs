@@ -176,7 +176,8 @@ mod tests {
             (DVec3::new(0.5, 0.5, 0.5), 1000.0),
         ] {
             let m = mass_properties(&cuboid(h.as_vec3()), rho).unwrap();
-            let exact = MassProperties::cuboid(h, rho).unwrap();
+            // Compare with the box the f32 vertices actually describe.
+            let exact = MassProperties::cuboid(h.as_vec3().as_dvec3(), rho).unwrap();
             assert!((m.volume - exact.volume).abs() < 1e-12 * exact.volume);
             assert!((m.mass - exact.mass).abs() < 1e-12 * exact.mass);
             assert!(m.center_of_mass.length() < 1e-12);
@@ -198,9 +199,10 @@ mod tests {
             let err = (ratio - 0.4).abs();
             assert!(err < prev_err, "no convergence at s={s}: {err} vs {prev_err}");
             prev_err = err;
-            // Isotropy: off-diagonals vanish and the diagonal is equal (icosahedral symmetry).
-            assert!(m.inertia.y_axis.x.abs() < 1e-9 * m.inertia.x_axis.x);
-            assert!((m.inertia.y_axis.y - m.inertia.x_axis.x).abs() < 1e-9 * m.inertia.x_axis.x);
+            // Isotropy: off-diagonals vanish and the diagonal is equal (icosahedral symmetry),
+            // up to the f32 rounding of the vertices.
+            assert!(m.inertia.y_axis.x.abs() < 1e-5 * m.inertia.x_axis.x);
+            assert!((m.inertia.y_axis.y - m.inertia.x_axis.x).abs() < 1e-5 * m.inertia.x_axis.x);
         }
         // Measured: at s = 4 the relative error of I/(m r²) is ~0.3 %.
         assert!(prev_err / 0.4 < 5e-3, "{prev_err}");
