@@ -74,8 +74,7 @@ impl Material {
         let clean = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
         Material {
             static_friction: (clean(self.static_friction) * clean(other.static_friction)).sqrt(),
-            dynamic_friction: (clean(self.dynamic_friction) * clean(other.dynamic_friction))
-                .sqrt(),
+            dynamic_friction: (clean(self.dynamic_friction) * clean(other.dynamic_friction)).sqrt(),
             restitution: clean(self.restitution)
                 .max(clean(other.restitution))
                 .min(1.0),
@@ -209,7 +208,11 @@ impl RigidBody {
 
     /// `1 / mass` (zero for static and kinematic bodies).
     pub fn inv_mass(&self) -> f64 {
-        if self.is_dynamic() { self.inv_mass } else { 0.0 }
+        if self.is_dynamic() {
+            self.inv_mass
+        } else {
+            0.0
+        }
     }
 
     /// Inertia about the centre of mass, body frame.
@@ -305,7 +308,9 @@ mod tests {
     #[test]
     fn bad_bodies_are_refused() {
         let mut props = MassProperties::sphere(1.0, 1.0).unwrap();
-        assert!(RigidBody::dynamic(&props, DVec3::ZERO, DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0)).is_err());
+        assert!(
+            RigidBody::dynamic(&props, DVec3::ZERO, DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0)).is_err()
+        );
         assert!(RigidBody::dynamic(&props, DVec3::NAN, DQuat::IDENTITY).is_err());
         props.inertia.y_axis.y = -1.0;
         assert_eq!(

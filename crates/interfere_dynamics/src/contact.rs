@@ -169,7 +169,11 @@ impl HalfSpaceSource {
         Self {
             planes: Vec::new(),
             meshes: Vec::new(),
-            margin: if margin.is_finite() { margin.max(0.0) } else { 0.0 },
+            margin: if margin.is_finite() {
+                margin.max(0.0)
+            } else {
+                0.0
+            },
             scratch: Vec::new(),
         }
     }
@@ -194,8 +198,10 @@ impl HalfSpaceSource {
 
     /// Registers `solid` (in its mesh frame) as the shape of `body`.
     pub fn add_mesh(&mut self, body: BodyId, solid: &Solid) {
-        self.meshes
-            .push((body, solid.vertices().iter().map(|v| v.as_dvec3()).collect()));
+        self.meshes.push((
+            body,
+            solid.vertices().iter().map(|v| v.as_dvec3()).collect(),
+        ));
     }
 }
 
@@ -229,7 +235,8 @@ fn reduce_manifold(cands: &[(DVec3, f64, u32)], normal: DVec3) -> [Option<usize>
     let i2 = argmax(&|i| area(p(i0), p(i1), p(i)).abs());
     let base = area(p(i0), p(i1), p(i2)).abs();
     let i3 = argmax(&|i| {
-        area(p(i0), p(i1), p(i)).abs() + area(p(i1), p(i2), p(i)).abs()
+        area(p(i0), p(i1), p(i)).abs()
+            + area(p(i1), p(i2), p(i)).abs()
             + area(p(i2), p(i0), p(i)).abs()
             - base
     });
@@ -298,7 +305,11 @@ impl SphereSource {
         Self {
             spheres: Vec::new(),
             planes: Vec::new(),
-            margin: if margin.is_finite() { margin.max(0.0) } else { 0.0 },
+            margin: if margin.is_finite() {
+                margin.max(0.0)
+            } else {
+                0.0
+            },
         }
     }
 
@@ -374,7 +385,8 @@ impl ContactSource for SphereSource {
 
 /// Exact volume contact of closed meshes against planes: the volume of each mesh below each
 /// plane and its exact gradient (Wang–Faure–Pai 2012 §2.2 with the analytic half-space instead
-/// of the ray-sampled volume).
+/// of the ray-sampled volume), emitted as up to four volume contacts per (plane, mesh), one per
+/// quadrant around the cap centroid ([`volume_below_plane_split`]).
 ///
 /// The part of the solid below the plane is bounded by the clipped surface `S⁻` and the planar
 /// cap. With a reference point `o` on the plane the cap's tetrahedra are flat, so
@@ -403,8 +415,11 @@ pub fn volume_below_plane(
     let mut six_v = 0.0;
     let mut lin = DVec3::ZERO;
     let mut moment = DVec3::ZERO; // Σ c_t × a_t about the origin
-    let mut cap_pts = DVec3::ZERO;
-    let mut cap_count = 0.0;
+    // Cap centroid from its boundary: each crossing triangle contributes one boundary segment
+    // from its exit crossing to its entry crossing (consistently oriented); fan them from o.
+    let mut cap_area = 0.0;
+    let mut cap_moment = DVec3::ZERO;
+    let mut crossings = [DVec3::ZERO; 2];
     let mut poly: Vec<DVec3> = Vec::with_capacity(4);
     for tri in triangles {
         let mut p = [DVec3::ZERO; 3];
@@ -413,6 +428,7 @@ pub fn volume_below_plane(
         }
         let s = p.map(|q| offset - n.dot(q)); // > 0 below
         poly.clear();
+        let mut nc = 0;
         for k in 0..3 {
             let (a, b) = (p[k], p[(k + 1) % 3]);
             let (sa, sb) = (s[k], s[(k + 1) % 3]);
@@ -423,9 +439,17 @@ pub fn volume_below_plane(
                 let t = sa / (sa - sb);
                 let x = a + (b - a) * t;
                 poly.push(x);
-                cap_pts += x;
-                cap_count += 1.0;
+                // Slot 0: where the boundary leaves the submerged part, slot 1: where it
+                // re-enters; the cap edge of this triangle runs from the first to the second.
+                crossings[if sa >= 0.0 { 0 } else { 1 }] = x;
+                nc += 1;
             }
+        }
+        if nc == 2 {
+            let [x1, x2] = crossings;
+            let a = 0.5 * n.dot((x1 - o).cross(x2 - o));
+            cap_area += a;
+            cap_moment += (o + x1 + x2) * (a / 3.0);
         }
         for k in 1..poly.len().saturating_sub(1) {
             let (a, b, c) = (poly[0], poly[k], poly[k + 1]);
@@ -439,16 +463,113 @@ pub fn volume_below_plane(
     if volume <= 0.0 || !volume.is_finite() {
         return None;
     }
-    // Friction and torque reference: the mean of the cap's boundary points (or, when the solid
-    // lies entirely below, its deepest-face estimate: the origin projection).
-    let point = if cap_count > 0.0 {
-        cap_pts / cap_count
+    // Friction and torque reference: the cap's area centroid (or, when the solid lies entirely
+    // below and there is no cap, the projection of the vertex mean onto the plane).
+    let point = if cap_area.abs() > 1e-300 {
+        cap_moment / cap_area
     } else {
         let mean = vertices.iter().copied().sum::<DVec3>() / vertices.len().max(1) as f64;
         mean + n * (offset - n.dot(mean))
     };
     let angular = moment - point.cross(lin);
     Some((volume, lin, angular, point))
+}
+
+/// One part of a split volume contact: see [`volume_below_plane_split`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VolumePart {
+    /// Volume of this part.
+    pub volume: f64,
+    /// `∂V/∂x` of this part.
+    pub linear: DVec3,
+    /// `∂V/∂θ` of this part about `point`.
+    pub angular: DVec3,
+    /// Reference point: the part's downward-facing area centroid projected onto the plane.
+    pub point: DVec3,
+}
+
+/// Keeps the part of the convex polygon `poly` where `dist ≥ 0` (Sutherland–Hodgman).
+fn clip_polygon(poly: &[DVec3], dist: impl Fn(DVec3) -> f64, out: &mut Vec<DVec3>) {
+    out.clear();
+    for k in 0..poly.len() {
+        let (a, b) = (poly[k], poly[(k + 1) % poly.len()]);
+        let (da, db) = (dist(a), dist(b));
+        if da >= 0.0 {
+            out.push(a);
+        }
+        if (da >= 0.0) != (db >= 0.0) {
+            out.push(a + (b - a) * (da / (da - db)));
+        }
+    }
+}
+
+/// The volume below the plane split into up to four parts by the two vertical planes through the
+/// cap centroid along the tangent directions `n.any_orthonormal_pair()` (the quadrants). Each part
+/// is an exact volume with its exact gradient (Reynolds transport: `dV/dt = ∫ (v + ω × (x − q))·dA`
+/// over the part's share of the moving surface, the cut planes held fixed), so a resting face
+/// gets four constraints that resist tilting at first order, like a four-point manifold, where a
+/// single volume constraint is only neutrally stable. Parts with no volume are omitted.
+pub fn volume_below_plane_split(
+    vertices: &[DVec3],
+    triangles: &[[u32; 3]],
+    n: DVec3,
+    offset: f64,
+) -> Option<Vec<VolumePart>> {
+    let (_, _, _, p) = volume_below_plane(vertices, triangles, n, offset)?;
+    let (t1, t2) = n.any_orthonormal_pair();
+    let mut six_v = [0.0; 4];
+    let mut lin = [DVec3::ZERO; 4];
+    let mut moment = [DVec3::ZERO; 4]; // about p
+    let mut wsum = [0.0; 4];
+    let mut wc = [DVec3::ZERO; 4];
+    let (mut below, mut half, mut quarter) = (Vec::new(), Vec::new(), Vec::new());
+    for tri in triangles {
+        let mut tri_p = [DVec3::ZERO; 3];
+        for k in 0..3 {
+            tri_p[k] = *vertices.get(tri[k] as usize)?;
+        }
+        clip_polygon(&tri_p, |x| offset - n.dot(x), &mut below);
+        if below.len() < 3 {
+            continue;
+        }
+        for (q, (s1, s2)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)]
+            .into_iter()
+            .enumerate()
+        {
+            clip_polygon(&below, |x| s1 * t1.dot(x - p), &mut half);
+            if half.len() < 3 {
+                continue;
+            }
+            clip_polygon(&half, |x| s2 * t2.dot(x - p), &mut quarter);
+            for k in 1..quarter.len().saturating_sub(1) {
+                let (a, b, c) = (quarter[0], quarter[k], quarter[k + 1]);
+                six_v[q] += (a - p).dot((b - p).cross(c - p));
+                let area = (b - a).cross(c - a) * 0.5;
+                let centroid = (a + b + c) / 3.0;
+                lin[q] += area;
+                moment[q] += (centroid - p).cross(area);
+                let w = (-n.dot(area)).max(0.0);
+                wsum[q] += w;
+                wc[q] += centroid * w;
+            }
+        }
+    }
+    let mut parts = Vec::with_capacity(4);
+    for q in 0..4 {
+        let volume = six_v[q] / 6.0;
+        if !(volume > 0.0 && volume.is_finite()) {
+            continue;
+        }
+        let c = if wsum[q] > 0.0 { wc[q] / wsum[q] } else { p };
+        let point = c + n * (offset - n.dot(c));
+        parts.push(VolumePart {
+            volume,
+            linear: lin[q],
+            angular: moment[q] + (p - point).cross(lin[q]),
+            point,
+        });
+    }
+    Some(parts)
 }
 
 impl HalfSpaceVolumeSource {
@@ -496,20 +617,192 @@ impl ContactSource for HalfSpaceVolumeSource {
                 let pose = b.mesh_pose();
                 world.clear();
                 world.extend(verts.iter().map(|v| pose.transform_dpoint(*v)));
-                if let Some((volume, linear, angular, point)) =
-                    volume_below_plane(&world, tris, n, offset)
-                {
+                let Some(parts) = volume_below_plane_split(&world, tris, n, offset) else {
+                    continue;
+                };
+                for (k, part) in parts.iter().enumerate() {
                     out.volumes.push(VolumeContact {
                         body_a: plane.body,
                         body_b: *body,
-                        volume,
-                        point,
-                        linear,
-                        angular,
-                        feature: ((pi as u64) << 32) | mi as u64,
+                        volume: part.volume,
+                        point: part.point,
+                        linear: part.linear,
+                        angular: part.angular,
+                        feature: ((pi as u64) << 32) | ((mi as u64) << 2) | k as u64,
                     });
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interfere_geometry::glam::{DMat3, DQuat};
+    use interfere_geometry::shapes::{cuboid, icosphere, torus};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn posed(solid: &Solid, q: DQuat, t: DVec3) -> Vec<DVec3> {
+        let r = DMat3::from_quat(q);
+        solid
+            .vertices()
+            .iter()
+            .map(|v| r * v.as_dvec3() + t)
+            .collect()
+    }
+
+    #[test]
+    fn box_below_plane_matches_analytic() {
+        // Half extents exactly representable in f32, so the mesh is exactly this box.
+        let half = DVec3::new(0.5, 0.375, 0.25);
+        let solid = cuboid(half.as_vec3());
+        for depth in [1e-6, 0.1, 0.25, 0.49] {
+            let verts = posed(
+                &solid,
+                DQuat::IDENTITY,
+                DVec3::new(0.0, 0.0, half.z - depth),
+            );
+            let (v, lin, ang, point) =
+                volume_below_plane(&verts, solid.triangles(), DVec3::Z, 0.0).unwrap();
+            let area = 4.0 * half.x * half.y;
+            assert!((v - area * depth).abs() < 1e-12, "{v} vs {}", area * depth);
+            assert!(
+                (lin - DVec3::new(0.0, 0.0, -area)).length() < 1e-12,
+                "{lin}"
+            );
+            assert!(ang.length() < 1e-12, "{ang}");
+            assert!(point.z.abs() < 1e-12 && point.truncate().length() < 1e-12);
+        }
+        // Entirely above or exactly touching: no contact.
+        let verts = posed(&solid, DQuat::IDENTITY, DVec3::new(0.0, 0.0, half.z));
+        assert!(volume_below_plane(&verts, solid.triangles(), DVec3::Z, 0.0).is_none());
+        // Entirely below: the whole volume, and zero gradient (closed surface, all submerged).
+        let verts = posed(&solid, DQuat::IDENTITY, DVec3::new(0.0, 0.0, -5.0));
+        let (v, lin, ang, _) =
+            volume_below_plane(&verts, solid.triangles(), DVec3::Z, 0.0).unwrap();
+        assert!((v - 8.0 * half.x * half.y * half.z).abs() < 1e-12);
+        assert!(lin.length() < 1e-12 && ang.length() < 1e-12);
+    }
+
+    /// Oracle: central finite differences of the clipped volume for random poses of a box and a
+    /// non-convex torus against random planes.
+    #[test]
+    fn gradient_matches_finite_differences() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let shapes = [
+            cuboid(DVec3::new(0.5, 0.3, 0.2).as_vec3()),
+            torus(0.6, 0.2, 24, 12),
+            icosphere(0.5, 2),
+        ];
+        let mut checked = 0;
+        for case in 0..60 {
+            let solid = &shapes[case % shapes.len()];
+            let axis = DVec3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            )
+            .normalize_or(DVec3::X);
+            let q = DQuat::from_axis_angle(axis, rng.random_range(-3.0..3.0));
+            let t = DVec3::new(
+                rng.random_range(-0.2..0.2),
+                rng.random_range(-0.2..0.2),
+                rng.random_range(-0.3..0.3),
+            );
+            let n = DVec3::new(
+                rng.random_range(-0.3..0.3),
+                rng.random_range(-0.3..0.3),
+                1.0,
+            )
+            .normalize();
+            let offset = rng.random_range(-0.1..0.1);
+            let tris = solid.triangles();
+            let base = posed(solid, q, t);
+            let Some((v, lin, ang, p)) = volume_below_plane(&base, tris, n, offset) else {
+                continue;
+            };
+            let vol =
+                |verts: &[DVec3]| volume_below_plane(verts, tris, n, offset).map_or(0.0, |x| x.0);
+            let eps = 1e-6;
+            for k in 0..3 {
+                let d = DVec3::AXES[k] * eps;
+                let plus: Vec<DVec3> = base.iter().map(|x| *x + d).collect();
+                let minus: Vec<DVec3> = base.iter().map(|x| *x - d).collect();
+                let fd = (vol(&plus) - vol(&minus)) / (2.0 * eps);
+                assert!(
+                    (fd - lin[k]).abs() < 1e-5,
+                    "case {case} lin {k}: {fd} vs {}",
+                    lin[k]
+                );
+                let rp = DQuat::from_scaled_axis(DVec3::AXES[k] * eps);
+                let rm = DQuat::from_scaled_axis(-DVec3::AXES[k] * eps);
+                let plus: Vec<DVec3> = base.iter().map(|x| rp * (*x - p) + p).collect();
+                let minus: Vec<DVec3> = base.iter().map(|x| rm * (*x - p) + p).collect();
+                let fd = (vol(&plus) - vol(&minus)) / (2.0 * eps);
+                assert!(
+                    (fd - ang[k]).abs() < 1e-5,
+                    "case {case} ang {k}: {fd} vs {}",
+                    ang[k]
+                );
+            }
+            assert!(v > 0.0);
+            checked += 1;
+        }
+        assert!(checked > 30, "{checked}");
+    }
+
+    #[test]
+    fn manifold_is_at_most_four_points_and_keeps_the_deepest() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for _ in 0..50 {
+            let cands: Vec<(DVec3, f64, u32)> = (0..rng.random_range(1..40))
+                .map(|i| {
+                    let p = DVec3::new(
+                        rng.random_range(-1.0..1.0),
+                        rng.random_range(-1.0..1.0),
+                        0.0,
+                    );
+                    (p, rng.random_range(0.0..0.1), i)
+                })
+                .collect();
+            let picked: Vec<usize> = reduce_manifold(&cands, DVec3::Z)
+                .into_iter()
+                .flatten()
+                .collect();
+            assert_eq!(picked.len(), cands.len().min(4));
+            let deepest = cands.iter().map(|c| c.1).fold(f64::NEG_INFINITY, f64::max);
+            assert!(picked.iter().any(|&i| cands[i].1 == deepest));
+            let mut sorted = picked.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), picked.len(), "duplicates");
+        }
+        // Degenerate: all candidates at the same point; picks distinct indices, no panic.
+        let same = vec![(DVec3::ZERO, 0.0, 0); 10];
+        let picked: Vec<usize> = reduce_manifold(&same, DVec3::Z)
+            .into_iter()
+            .flatten()
+            .collect();
+        assert!(!picked.is_empty() && picked.len() <= 4);
+    }
+
+    #[test]
+    fn sources_ignore_missing_bodies_and_bad_input() {
+        assert!(Plane::new(0, DVec3::ZERO, DVec3::ZERO).is_none());
+        assert!(Plane::new(0, DVec3::Z, DVec3::NAN).is_none());
+        let mut s = SphereSource::new(f64::NAN);
+        assert!(!s.add_sphere(0, -1.0));
+        assert!(s.add_sphere(7, 1.0));
+        s.add_plane(Plane::new(3, DVec3::Z, DVec3::ZERO).unwrap());
+        let mut out = Contacts::default();
+        s.contacts(&[], &mut out);
+        assert!(out.is_empty());
+        let mut h = HalfSpaceSource::new(-1.0);
+        h.add_plane(Plane::new(0, DVec3::Z, DVec3::ZERO).unwrap());
+        h.add_mesh(5, &cuboid(DVec3::ONE.as_vec3()));
+        h.contacts(&[], &mut out);
+        assert!(out.is_empty());
     }
 }

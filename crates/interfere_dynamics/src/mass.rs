@@ -161,7 +161,11 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     fn mat_close(a: DMat3, b: DMat3, tol: f64) -> bool {
-        let scale = b.to_cols_array().iter().fold(0f64, |m, x| m.max(x.abs())).max(1e-300);
+        let scale = b
+            .to_cols_array()
+            .iter()
+            .fold(0f64, |m, x| m.max(x.abs()))
+            .max(1e-300);
         a.to_cols_array()
             .iter()
             .zip(b.to_cols_array().iter())
@@ -181,7 +185,10 @@ mod tests {
             assert!((m.volume - exact.volume).abs() < 1e-12 * exact.volume);
             assert!((m.mass - exact.mass).abs() < 1e-12 * exact.mass);
             assert!(m.center_of_mass.length() < 1e-12);
-            assert!(mat_close(m.inertia, exact.inertia, 1e-12), "{m:?} vs {exact:?}");
+            assert!(
+                mat_close(m.inertia, exact.inertia, 1e-12),
+                "{m:?} vs {exact:?}"
+            );
             // The subdivided box (many triangles, same solid) agrees too.
             let m2 = mass_properties(&subdivided_cuboid(h.as_vec3(), 4), rho).unwrap();
             assert!(mat_close(m2.inertia, exact.inertia, 1e-10));
@@ -197,7 +204,10 @@ mod tests {
             // Principal moments of a sphere are equal; compare I / (m r²) with 2/5.
             let ratio = m.inertia.x_axis.x / (m.mass * r * r);
             let err = (ratio - 0.4).abs();
-            assert!(err < prev_err, "no convergence at s={s}: {err} vs {prev_err}");
+            assert!(
+                err < prev_err,
+                "no convergence at s={s}: {err} vs {prev_err}"
+            );
             prev_err = err;
             // Isotropy: off-diagonals vanish and the diagonal is equal (icosahedral symmetry),
             // up to the f32 rounding of the vertices.

@@ -25,7 +25,9 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum WorldError {
     /// The timestep is not finite and positive, or there are no substeps.
-    #[error("timestep must be finite and positive with at least one substep (dt {dt}, substeps {substeps})")]
+    #[error(
+        "timestep must be finite and positive with at least one substep (dt {dt}, substeps {substeps})"
+    )]
     BadTimestep {
         /// The timestep.
         dt: f64,
@@ -192,12 +194,8 @@ impl World {
         }
         self.contacts.clear();
         source.contacts(&self.bodies, &mut self.contacts);
-        self.solver.solve_velocities(
-            &mut self.bodies,
-            &self.contacts,
-            &self.start_velocities,
-            h,
-        );
+        self.solver
+            .solve_velocities(&mut self.bodies, &self.contacts, &self.start_velocities, h);
         for b in &mut self.bodies {
             if b.kind == crate::body::BodyKind::Static {
                 continue;

@@ -376,20 +376,28 @@ fn box_rests_on_volume_contact() {
     }
     let volume_contacts = src.volumes;
     let body = &w.bodies()[b];
-    // Settled: the bottom at z ≈ 0 (the overlap volume is projected away every step up to the
-    // one-substep sag g h², ~1.7e-4 m here), no sinking, no drift, no rotation.
+    // Settled: the bottom at z ≈ −slop (1e-4 m of overlap is left so the contact persists),
+    // steady, no drift, no rotation.
     let last_second = &zs[540..];
     let (lo, hi) = last_second
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &z| (l.min(z), h.max(z)));
-    eprintln!("volume contact: final z {:.6}, last-second range [{lo:.6}, {hi:.6}]", body.position.z);
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &z| {
+            (l.min(z), h.max(z))
+        });
+    let drift = body.position.truncate().length();
+    let tilt = rotation_angle(DQuat::IDENTITY, body.orientation);
+    eprintln!(
+        "volume contact: final z {:.6}, last-second range {:.2e}, horizontal drift {drift:.2e} m, rotation {tilt:.2e} rad",
+        body.position.z,
+        hi - lo
+    );
     assert!((body.position.z - 0.3).abs() < 1e-3);
-    assert!(hi - lo < 1e-4);
-    assert!(body.position.truncate().length() < 1e-6);
-    assert!(rotation_angle(DQuat::IDENTITY, body.orientation) < 1e-6);
-    // The projection leaves V = 0 exactly, so the contact shows up every other substep; what
-    // holds the box is the volume constraint (there is no other source).
-    assert!(volume_contacts > 100, "{volume_contacts}");
+    assert!(hi - lo < 1e-5);
+    assert!(drift < 1e-4);
+    assert!(tilt < 1e-4);
+    // What holds the box is the volume constraint (there is no other source): four quadrant
+    // parts per substep.
+    assert!(volume_contacts >= 4 * 4 * 500, "{volume_contacts}");
 }
 
 #[test]
