@@ -753,6 +753,88 @@ mod tests {
         assert!(checked > 30, "{checked}");
     }
 
+    /// Oracle for the split: the parts sum to the total volume and gradient, and each part's
+    /// gradient matches finite differences with the cut planes held fixed.
+    #[test]
+    fn split_parts_sum_to_total_and_match_finite_differences() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let shapes = [
+            cuboid(DVec3::new(0.5, 0.3, 0.2).as_vec3()),
+            torus(0.6, 0.2, 24, 12),
+        ];
+        let mut checked = 0;
+        for case in 0..30 {
+            let solid = &shapes[case % shapes.len()];
+            let axis = DVec3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            )
+            .normalize_or(DVec3::X);
+            let q = DQuat::from_axis_angle(axis, rng.random_range(-3.0..3.0));
+            let t = DVec3::new(0.0, 0.0, rng.random_range(-0.2..0.2));
+            let tris = solid.triangles();
+            let base = posed(solid, q, t);
+            let Some((v, lin, _, p)) = volume_below_plane(&base, tris, DVec3::Z, 0.0) else {
+                continue;
+            };
+            let parts = volume_below_plane_split(&base, tris, DVec3::Z, 0.0).unwrap();
+            let vs: f64 = parts.iter().map(|x| x.volume).sum();
+            let ls: DVec3 = parts.iter().map(|x| x.linear).sum();
+            assert!((vs - v).abs() < 1e-12 * v.max(1.0), "{vs} vs {v}");
+            assert!((ls - lin).length() < 1e-12, "{ls} vs {lin}");
+            // Finite differences of one part with the cut planes (through p) fixed.
+            let (t1, t2) = DVec3::Z.any_orthonormal_pair();
+            let part_volume = |verts: &[DVec3], qd: (f64, f64)| -> f64 {
+                let (mut below, mut half, mut quarter) = (Vec::new(), Vec::new(), Vec::new());
+                let mut six = 0.0;
+                for tri in tris {
+                    let tp = tri.map(|i| verts[i as usize]);
+                    clip_polygon(&tp, |x| -x.z, &mut below);
+                    clip_polygon(&below, |x| qd.0 * t1.dot(x - p), &mut half);
+                    clip_polygon(&half, |x| qd.1 * t2.dot(x - p), &mut quarter);
+                    for k in 1..quarter.len().saturating_sub(1) {
+                        six += (quarter[0] - p).dot((quarter[k] - p).cross(quarter[k + 1] - p));
+                    }
+                }
+                six / 6.0
+            };
+            let quadrants = [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)];
+            for qd in quadrants {
+                let vq = part_volume(&base, qd);
+                let Some(part) = parts.iter().find(|x| (x.volume - vq).abs() < 1e-15) else {
+                    assert!(vq <= 1e-15, "missing part of volume {vq}");
+                    continue;
+                };
+                let eps = 1e-6;
+                for k in 0..3 {
+                    let d = DVec3::AXES[k] * eps;
+                    let plus: Vec<DVec3> = base.iter().map(|x| *x + d).collect();
+                    let minus: Vec<DVec3> = base.iter().map(|x| *x - d).collect();
+                    let fd = (part_volume(&plus, qd) - part_volume(&minus, qd)) / (2.0 * eps);
+                    assert!(
+                        (fd - part.linear[k]).abs() < 1e-5,
+                        "lin {fd} vs {}",
+                        part.linear[k]
+                    );
+                    let c = part.point;
+                    let rp = DQuat::from_scaled_axis(DVec3::AXES[k] * eps);
+                    let rm = DQuat::from_scaled_axis(-DVec3::AXES[k] * eps);
+                    let plus: Vec<DVec3> = base.iter().map(|x| rp * (*x - c) + c).collect();
+                    let minus: Vec<DVec3> = base.iter().map(|x| rm * (*x - c) + c).collect();
+                    let fd = (part_volume(&plus, qd) - part_volume(&minus, qd)) / (2.0 * eps);
+                    assert!(
+                        (fd - part.angular[k]).abs() < 1e-5,
+                        "ang {fd} vs {}",
+                        part.angular[k]
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 30, "{checked}");
+    }
+
     #[test]
     fn manifold_is_at_most_four_points_and_keeps_the_deepest() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);

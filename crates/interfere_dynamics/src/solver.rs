@@ -214,8 +214,10 @@ impl Solver {
         };
         for c in &contacts.points {
             let (ia, ib) = (c.body_a, c.body_b);
-            if !valid(ia, ib)
-                || !(c.normal.is_finite() && c.point.is_finite() && c.depth.is_finite())
+            if !(valid(ia, ib)
+                && c.normal.is_finite()
+                && c.point.is_finite()
+                && c.depth.is_finite())
             {
                 continue;
             }
@@ -270,12 +272,12 @@ impl Solver {
         }
         for c in &contacts.volumes {
             let (ia, ib) = (c.body_a, c.body_b);
-            if !valid(ia, ib)
-                || !(c.volume.is_finite()
-                    && c.volume > 0.0
-                    && c.linear.is_finite()
-                    && c.angular.is_finite()
-                    && c.point.is_finite())
+            if !(valid(ia, ib)
+                && c.volume.is_finite()
+                && c.volume > 0.0
+                && c.linear.is_finite()
+                && c.angular.is_finite()
+                && c.point.is_finite())
             {
                 continue;
             }
