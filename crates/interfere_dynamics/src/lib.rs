@@ -21,7 +21,7 @@ pub use bench::bench_boxes;
 pub use body::{BodyError, BodyKind, Material, RigidBody};
 pub use contact::{
     BodyId, ContactSource, Contacts, HalfSpaceSource, HalfSpaceVolumeSource, Plane, PointContact,
-    SphereSource, VolumeContact, volume_below_plane,
+    SphereSource, VolumeContact, VolumePart, volume_below_plane, volume_below_plane_split,
 };
 pub use mass::{MassError, MassProperties, mass_properties, mass_properties_of_surface};
 pub use solver::{Solver, SolverSettings};

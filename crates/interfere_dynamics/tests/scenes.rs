@@ -103,7 +103,6 @@ fn stack(n: usize) -> (World, HalfSpaceSource, Vec<BodyId>) {
     // stand-in for box-box contact while the boxes stay aligned).
     for i in 0..n - 1 {
         let plane = Plane::new(ids[i], DVec3::Z, DVec3::new(0.0, 0.0, half.z)).unwrap();
-        // Restrict the ground plane to the bottom box only for the plane of box i.
         src.add_plane_for(plane, &[ids[i + 1]]);
     }
     (w, src, ids)
