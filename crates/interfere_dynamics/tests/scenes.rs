@@ -1,0 +1,446 @@
+//! Physics claims of the world and solver, with measured tolerances (see each test).
+
+use interfere_dynamics::*;
+use interfere_geometry::glam::{DQuat, DVec3, Vec3};
+use interfere_geometry::shapes::cuboid;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const G: f64 = 9.81;
+
+fn world(dt: f64, substeps: u32, gravity: DVec3) -> World {
+    World::new(WorldSettings {
+        gravity,
+        dt,
+        substeps,
+        solver: SolverSettings::default(),
+    })
+    .unwrap()
+}
+
+fn ground(w: &mut World, mat: Material) -> BodyId {
+    w.add_body(
+        RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY)
+            .unwrap()
+            .with_material(mat),
+    )
+}
+
+fn add_box(
+    w: &mut World,
+    src: &mut HalfSpaceSource,
+    half: DVec3,
+    at: DVec3,
+    q: DQuat,
+    mat: Material,
+) -> BodyId {
+    let solid = cuboid(half.as_vec3());
+    let props = mass_properties(&solid, 500.0).unwrap();
+    let id = w.add_body(
+        RigidBody::dynamic(&props, at, q)
+            .unwrap()
+            .with_material(mat),
+    );
+    src.add_mesh(id, &solid);
+    id
+}
+
+fn rotation_angle(a: DQuat, b: DQuat) -> f64 {
+    (a.inverse() * b).normalize().to_axis_angle().1.abs()
+}
+
+#[test]
+fn box_rests_on_plane_for_ten_seconds() {
+    let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
+    let g = ground(&mut w, Material::new(0.6, 0.0));
+    let mut src = HalfSpaceSource::new(0.02);
+    src.add_plane(Plane::new(g, DVec3::Z, DVec3::ZERO).unwrap());
+    let half = DVec3::new(0.5, 0.3, 0.2);
+    let b = add_box(
+        &mut w,
+        &mut src,
+        half,
+        DVec3::new(1.0, -2.0, 0.2),
+        DQuat::from_rotation_z(0.4),
+        Material::new(0.6, 0.0),
+    );
+    let (p0, q0) = (w.bodies()[b].position, w.bodies()[b].orientation);
+    let mut max_drift: f64 = 0.0;
+    for _ in 0..600 {
+        w.step(&mut src);
+        max_drift = max_drift.max((w.bodies()[b].position - p0).length());
+    }
+    let body = &w.bodies()[b];
+    eprintln!(
+        "resting box: max drift {max_drift:.3e} m, rotation {:.3e} rad, speed {:.3e}",
+        rotation_angle(q0, body.orientation),
+        body.linear_velocity.length()
+    );
+    assert!(max_drift < 1e-3);
+    assert!(rotation_angle(q0, body.orientation) < 1e-3);
+    assert!(w.last_contacts().points.len() == 4);
+}
+
+fn stack(n: usize) -> (World, HalfSpaceSource, Vec<BodyId>) {
+    let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
+    let g = ground(&mut w, Material::new(0.6, 0.0));
+    let mut src = HalfSpaceSource::new(0.02);
+    src.add_plane(Plane::new(g, DVec3::Z, DVec3::ZERO).unwrap());
+    let half = DVec3::new(0.5, 0.5, 0.25);
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let id = add_box(
+            &mut w,
+            &mut src,
+            half,
+            DVec3::new(0.0, 0.0, half.z * (2 * i + 1) as f64),
+            DQuat::IDENTITY,
+            Material::new(0.6, 0.0),
+        );
+        ids.push(id);
+    }
+    // Each box's top face is a plane that supports only the box above it (infinite planes: a
+    // stand-in for box-box contact while the boxes stay aligned).
+    for i in 0..n - 1 {
+        let plane = Plane::new(ids[i], DVec3::Z, DVec3::new(0.0, 0.0, half.z)).unwrap();
+        src.add_plane_for(plane, &[ids[i + 1]]);
+    }
+    (w, src, ids)
+}
+
+#[test]
+fn stack_of_five_boxes_stands_ten_seconds() {
+    let (mut w, mut src, ids) = stack(5);
+    let start: Vec<DVec3> = ids.iter().map(|&i| w.bodies()[i].position).collect();
+    for _ in 0..600 {
+        w.step(&mut src);
+    }
+    let mut worst: f64 = 0.0;
+    for (k, &i) in ids.iter().enumerate() {
+        let b = &w.bodies()[i];
+        worst = worst.max((b.position - start[k]).length());
+        assert!(rotation_angle(DQuat::IDENTITY, b.orientation) < 1e-3);
+    }
+    eprintln!("stack of 5: worst drift {worst:.3e} m");
+    assert!(worst < 1e-3);
+}
+
+#[test]
+fn sliding_box_stops_after_v2_over_2_mu_g() {
+    for (v, mu) in [(3.0, 0.5), (2.0, 0.2)] {
+        let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
+        let g = ground(&mut w, Material::new(mu, 0.0));
+        let mut src = HalfSpaceSource::new(0.02);
+        src.add_plane(Plane::new(g, DVec3::Z, DVec3::ZERO).unwrap());
+        // A flat box: low, so friction at its base barely tips it.
+        let b = add_box(
+            &mut w,
+            &mut src,
+            DVec3::new(0.5, 0.5, 0.1),
+            DVec3::new(0.0, 0.0, 0.1),
+            DQuat::IDENTITY,
+            Material::new(mu, 0.0),
+        );
+        w.body_mut(b).unwrap().linear_velocity = DVec3::new(v, 0.0, 0.0);
+        let x0 = w.bodies()[b].position.x;
+        let mut steps = 0;
+        while w.bodies()[b].linear_velocity.length() > 1e-6 && steps < 1200 {
+            w.step(&mut src);
+            steps += 1;
+        }
+        for _ in 0..30 {
+            w.step(&mut src);
+        }
+        let d = w.bodies()[b].position.x - x0;
+        let expected = v * v / (2.0 * mu * G);
+        eprintln!(
+            "sliding v={v} mu={mu}: {d:.4} m vs {expected:.4} m ({:+.2}%)",
+            100.0 * (d / expected - 1.0)
+        );
+        assert!((d / expected - 1.0).abs() < 0.05);
+    }
+}
+
+#[test]
+fn static_friction_holds_on_incline_and_dynamic_friction_slides() {
+    // tan θ = 0.4 between μ_d = 0.3 and μ_s = 0.5.
+    let theta = 0.4f64.atan();
+    let n = DVec3::new(0.0, theta.sin(), theta.cos());
+    let down_slope = DVec3::new(0.0, theta.cos(), -theta.sin());
+    let mat = Material {
+        static_friction: 0.5,
+        dynamic_friction: 0.3,
+        restitution: 0.0,
+    };
+    for push in [0.0, 1.0] {
+        let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
+        let g = ground(&mut w, mat);
+        let mut src = HalfSpaceSource::new(0.02);
+        src.add_plane(Plane::new(g, n, DVec3::ZERO).unwrap());
+        let q = DQuat::from_rotation_arc(DVec3::Z, n);
+        let half = DVec3::new(0.5, 0.5, 0.1);
+        let b = add_box(&mut w, &mut src, half, n * half.z, q, mat);
+        w.body_mut(b).unwrap().linear_velocity = down_slope * push;
+        let p0 = w.bodies()[b].position;
+        for _ in 0..120 {
+            w.step(&mut src);
+        }
+        let moved = (w.bodies()[b].position - p0).dot(down_slope);
+        if push == 0.0 {
+            eprintln!("incline at rest: moved {moved:.3e} m in 2 s");
+            assert!(moved.abs() < 1e-3);
+        } else {
+            // a = g (sin θ − μ_d cos θ); s = v t + a t²/2.
+            let a = G * (theta.sin() - 0.3 * theta.cos());
+            let expected = push * 2.0 + 0.5 * a * 4.0;
+            eprintln!("incline pushed: moved {moved:.4} m vs {expected:.4} m");
+            assert!((moved / expected - 1.0).abs() < 0.05);
+        }
+    }
+}
+
+#[test]
+fn bouncing_sphere_rebounds_follow_restitution() {
+    for e in [0.5, 0.8] {
+        let mut w = world(1.0 / 60.0, 8, DVec3::new(0.0, 0.0, -G));
+        let g = ground(&mut w, Material::new(0.0, e));
+        let r = 0.1;
+        let props = MassProperties::sphere(r, 1000.0).unwrap();
+        let h0 = 1.0;
+        let s = w.add_body(
+            RigidBody::dynamic(&props, DVec3::new(0.0, 0.0, h0 + r), DQuat::IDENTITY)
+                .unwrap()
+                .with_material(Material::new(0.0, e)),
+        );
+        let mut src = SphereSource::new(0.01);
+        src.add_plane(Plane::new(g, DVec3::Z, DVec3::ZERO).unwrap());
+        assert!(src.add_sphere(s, r));
+        let mut apexes = Vec::new();
+        let mut prev_vz = 0.0;
+        for _ in 0..400 {
+            w.step(&mut src);
+            let b = &w.bodies()[s];
+            if prev_vz > 0.0 && b.linear_velocity.z <= 0.0 {
+                apexes.push(b.position.z - r);
+            }
+            prev_vz = b.linear_velocity.z;
+        }
+        eprintln!("e={e}: apexes {apexes:?}");
+        assert!(apexes.len() >= 3);
+        for (k, &a) in apexes.iter().take(3).enumerate() {
+            let expected = h0 * e.powi(2 * (k as i32 + 1));
+            assert!(
+                (a / expected - 1.0).abs() < 0.05,
+                "bounce {k}: {a} vs {expected}"
+            );
+        }
+    }
+}
+
+fn elastic_scene(gravity: DVec3, seed: u64) -> (World, SphereSource) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut w = world(1.0 / 60.0, 4, gravity);
+    let mat = Material::new(0.0, 1.0);
+    let g = ground(&mut w, mat);
+    let mut src = SphereSource::new(0.01);
+    // A closed box of planes [-2, 2]³ facing inward.
+    for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+        src.add_plane(Plane::new(g, axis, -axis * 2.0).unwrap());
+        src.add_plane(Plane::new(g, -axis, axis * 2.0).unwrap());
+    }
+    for i in 0..8 {
+        let r = 0.3;
+        let props = MassProperties::sphere(r, rng.random_range(500.0..2000.0)).unwrap();
+        let p = DVec3::new(
+            -1.2 + 0.8 * (i % 4) as f64,
+            if i < 4 { -0.6 } else { 0.6 },
+            rng.random_range(-1.0..1.0),
+        );
+        let v = DVec3::new(
+            rng.random_range(-4.0..4.0),
+            rng.random_range(-4.0..4.0),
+            rng.random_range(-4.0..4.0),
+        );
+        let id = w.add_body(
+            RigidBody::dynamic(&props, p, DQuat::IDENTITY)
+                .unwrap()
+                .with_material(mat)
+                .with_velocity(v, DVec3::ZERO),
+        );
+        src.add_sphere(id, r);
+    }
+    (w, src)
+}
+
+#[test]
+fn frictionless_elastic_scene_never_gains_energy() {
+    for (gravity, seed) in [(DVec3::ZERO, 1), (DVec3::new(0.0, 0.0, -G), 2)] {
+        let (mut w, mut src) = elastic_scene(gravity, seed);
+        let e0 = w.kinetic_energy() + w.potential_energy();
+        let mut max_rel: f64 = f64::NEG_INFINITY;
+        let mut contacts = 0;
+        for _ in 0..600 {
+            w.step(&mut src);
+            contacts += w.last_contacts().points.len();
+            let e = w.kinetic_energy() + w.potential_energy();
+            max_rel = max_rel.max((e - e0) / e0.abs());
+        }
+        let e_end = w.kinetic_energy() + w.potential_energy();
+        eprintln!(
+            "elastic g={:?}: max relative gain {max_rel:.3e}, end {:.4} vs {:.4}, contacts seen {contacts}",
+            gravity.z, e_end, e0
+        );
+        assert!(contacts > 50, "the scene must actually collide");
+        assert!(max_rel <= 1e-9, "energy gained: {max_rel}");
+        // Elastic and frictionless: without gravity only slow (< restitution threshold) and
+        // simultaneous impacts lose energy (measured 0.5 %); with gravity semi-implicit Euler
+        // itself dissipates ½ m g² h² per substep (measured 13.5 % over 10 s).
+        let allowed_loss = if gravity == DVec3::ZERO { 0.01 } else { 0.2 };
+        assert!(e_end > (1.0 - allowed_loss) * e0);
+    }
+}
+
+fn tumbling_boxes(seed: u64) -> (World, HalfSpaceSource) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut w = world(1.0 / 60.0, 2, DVec3::new(0.0, 0.0, -G));
+    let g = ground(&mut w, Material::new(0.5, 0.3));
+    let mut src = HalfSpaceSource::new(0.02);
+    src.add_plane(Plane::new(g, DVec3::Z, DVec3::ZERO).unwrap());
+    for i in 0..6 {
+        let axis = DVec3::new(rng.random(), rng.random(), rng.random()).normalize_or(DVec3::Z);
+        let id = add_box(
+            &mut w,
+            &mut src,
+            DVec3::new(0.3, 0.2, 0.1),
+            DVec3::new(i as f64, 0.0, 1.0 + rng.random::<f64>()),
+            DQuat::from_axis_angle(axis, rng.random_range(0.0..6.0)),
+            Material::new(0.5, 0.3),
+        );
+        w.body_mut(id).unwrap().angular_velocity =
+            DVec3::new(rng.random(), rng.random(), rng.random()) * 5.0;
+    }
+    (w, src)
+}
+
+#[test]
+fn determinism_bit_identical() {
+    let run = || {
+        let (mut w, mut src) = tumbling_boxes(11);
+        for _ in 0..240 {
+            w.step(&mut src);
+        }
+        w.state_bits()
+    };
+    let a = run();
+    let b = run();
+    assert_eq!(a, b);
+    // The scene is not trivial: the boxes moved and came to touch the ground.
+    let (w0, _) = tumbling_boxes(11);
+    assert_ne!(a, w0.state_bits());
+}
+
+/// Counts the volume contacts its inner source produces, over all substeps.
+struct Counting<S> {
+    inner: S,
+    volumes: usize,
+}
+
+impl<S: ContactSource> ContactSource for Counting<S> {
+    fn contacts(&mut self, bodies: &[RigidBody], out: &mut Contacts) {
+        let before = out.volumes.len();
+        self.inner.contacts(bodies, out);
+        self.volumes += out.volumes.len() - before;
+    }
+}
+
+#[test]
+fn box_rests_on_volume_contact() {
+    let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
+    let g = ground(&mut w, Material::new(0.6, 0.0));
+    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3));
+    let props = mass_properties(&solid, 500.0).unwrap();
+    let b = w.add_body(
+        RigidBody::dynamic(&props, DVec3::new(0.0, 0.0, 0.35), DQuat::IDENTITY)
+            .unwrap()
+            .with_material(Material::new(0.6, 0.0)),
+    );
+    let mut inner = HalfSpaceVolumeSource::new();
+    inner.add_plane(Plane::new(g, DVec3::Z, DVec3::ZERO).unwrap());
+    inner.add_mesh(b, &solid);
+    let mut src = Counting { inner, volumes: 0 };
+    let mut zs = Vec::new();
+    for _ in 0..600 {
+        w.step(&mut src);
+        zs.push(w.bodies()[b].position.z);
+    }
+    let volume_contacts = src.volumes;
+    let body = &w.bodies()[b];
+    // Settled: the bottom at z ≈ −slop (1e-4 m of overlap is left so the contact persists),
+    // steady, no drift, no rotation.
+    let last_second = &zs[540..];
+    let (lo, hi) = last_second
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &z| {
+            (l.min(z), h.max(z))
+        });
+    let drift = body.position.truncate().length();
+    let tilt = rotation_angle(DQuat::IDENTITY, body.orientation);
+    eprintln!(
+        "volume contact: final z {:.6}, last-second range {:.2e}, horizontal drift {drift:.2e} m, rotation {tilt:.2e} rad",
+        body.position.z,
+        hi - lo
+    );
+    assert!((body.position.z - 0.3).abs() < 1e-3);
+    assert!(hi - lo < 1e-5);
+    assert!(drift < 1e-4);
+    assert!(tilt < 1e-4);
+    // What holds the box is the volume constraint (there is no other source): four quadrant
+    // parts per substep.
+    assert!(volume_contacts >= 4 * 4 * 500, "{volume_contacts}");
+}
+
+#[test]
+#[ignore = "timing; run with --release -- --ignored --nocapture"]
+fn bench_box_scenes() {
+    for n in [100, 1000] {
+        let ms = bench_boxes(n, 120);
+        eprintln!("bench_boxes({n}, 120): {ms:.3} ms/step");
+    }
+}
+
+#[test]
+fn tilted_box_dropped_on_volume_contact_settles_on_a_face() {
+    let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
+    let g = ground(&mut w, Material::new(0.6, 0.0));
+    let half = Vec3::new(0.5, 0.4, 0.3);
+    let solid = cuboid(half);
+    let props = mass_properties(&solid, 500.0).unwrap();
+    let q0 = DQuat::from_rotation_x(0.3) * DQuat::from_rotation_y(0.2);
+    let b = w.add_body(
+        RigidBody::dynamic(&props, DVec3::new(0.0, 0.0, 0.8), q0)
+            .unwrap()
+            .with_material(Material::new(0.6, 0.0)),
+    );
+    let mut src = HalfSpaceVolumeSource::new();
+    src.add_plane(Plane::new(g, DVec3::Z, DVec3::ZERO).unwrap());
+    src.add_mesh(b, &solid);
+    for _ in 0..300 {
+        w.step(&mut src);
+    }
+    let body = &w.bodies()[b];
+    // Resting on some face: one body axis is vertical and the centre sits at that half extent.
+    let r = interfere_geometry::glam::DMat3::from_quat(body.orientation);
+    let (k, up) = (0..3)
+        .map(|k| (k, r.col(k).z.abs()))
+        .fold((0, 0.0), |a, x| if x.1 > a.1 { x } else { a });
+    let expected_z = half.as_dvec3()[k];
+    eprintln!(
+        "tilted drop: axis {k} up ({up:.6}), z {:.5} vs {expected_z}, speed {:.2e}, spin {:.2e}",
+        body.position.z,
+        body.linear_velocity.length(),
+        body.angular_velocity.length()
+    );
+    assert!(up > 1.0 - 1e-4);
+    assert!((body.position.z - expected_z).abs() < 1e-3);
+    assert!(body.linear_velocity.length() < 1e-3 && body.angular_velocity.length() < 1e-3);
+}
