@@ -4,6 +4,7 @@
 mod bench;
 mod check;
 mod pose_arg;
+mod simulate;
 mod volume;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Intersection volume of two closed meshes and the force/torque it implies.
     Volume(volume::VolumeArgs),
+    /// Runs a scene file headless and writes trajectories and per-step stats.
+    Simulate(simulate::SimulateArgs),
     /// Benchmarks, each against the peer or baseline in the same run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Volume(args) => volume::run(args),
+        Command::Simulate(args) => simulate::run(args),
         Command::GpuInfo => gpu_info(),
     };
     match result {

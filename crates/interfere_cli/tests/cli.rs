@@ -139,3 +139,42 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
     assert!(!ok);
     assert!(err.contains("open.obj"), "{err}");
 }
+
+#[test]
+fn simulate_runs_the_shipped_scene_and_writes_trajectories() {
+    let scene = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../assets/scenes/boxes_on_ground.json"
+    );
+    let dir = temp_dir("simulate");
+    let out = dir.join("run.json");
+    let (ok, stdout, err) = interfere(&[
+        "simulate",
+        scene,
+        "--steps",
+        "240",
+        "--json",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("dropped"), "{stdout}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["stats"].as_array().unwrap().len(), 240);
+    let dropped = &v["trajectories"][1];
+    let last = dropped.as_array().unwrap().last().unwrap();
+    // The dropped box has landed on the plane (centre at half its size, within a few mm).
+    let z = last["position"][2].as_f64().unwrap();
+    assert!((z - 0.5).abs() < 0.01, "box centre z {z}");
+
+    // Malformed scene: the error names the field.
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{ "bodies": [ { "name": "x", "shape": { "cuboid": {} } } ] }"#,
+    )
+    .unwrap();
+    let (ok, _, err) = interfere(&["simulate", bad.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("half_extents"), "{err}");
+}

@@ -14,6 +14,7 @@ pub mod bench;
 pub mod body;
 pub mod contact;
 pub mod mass;
+pub mod scene;
 pub mod solver;
 pub mod world;
 
@@ -24,5 +25,6 @@ pub use contact::{
     SphereSource, VolumeContact, VolumePart, volume_below_plane, volume_below_plane_split,
 };
 pub use mass::{MassError, MassProperties, mass_properties, mass_properties_of_surface};
+pub use scene::{BuiltScene, Scene, SceneError};
 pub use solver::{Solver, SolverSettings};
 pub use world::{World, WorldError, WorldSettings};

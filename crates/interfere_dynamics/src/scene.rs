@@ -1,0 +1,487 @@
+//! Scene files: bodies, meshes (from a file or a generator), materials, initial state and the
+//! world's settings, as JSON (format documented in `assets/scenes/README.md`). A scene builds a
+//! [`World`] plus the contact sources its shapes need; `interfere simulate` runs it headless.
+//!
+//! Malformed scenes give a [`SceneError`] that names the field (serde reports the JSON path's
+//! field and line), the body, or the mesh file at fault.
+
+use crate::body::{BodyError, Material, RigidBody};
+use crate::contact::{BodyId, HalfSpaceSource, Plane};
+use crate::mass::{MassError, mass_properties};
+use crate::world::{World, WorldError, WorldSettings};
+use glam::{DQuat, DVec3, Vec3};
+use interfere_geometry::{MeshOptions, Solid, io, shapes};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Why a scene could not be read or built.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The scene file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The JSON does not match the format (the message names the field, line and column).
+    #[error("{path}: {message}")]
+    Format {
+        /// The scene file.
+        path: PathBuf,
+        /// serde's message.
+        message: String,
+    },
+    /// A value is out of range.
+    #[error("body '{body}': {field}: {reason}")]
+    Invalid {
+        /// The body's name (or `world`).
+        body: String,
+        /// The field.
+        field: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A mesh file could not be loaded or is not a closed solid.
+    #[error("body '{body}': {reason}")]
+    Mesh {
+        /// The body's name.
+        body: String,
+        /// The loader's or validator's message (names the file).
+        reason: String,
+    },
+    /// Mass properties failed.
+    #[error("body '{body}': {source}")]
+    Mass {
+        /// The body's name.
+        body: String,
+        /// Why.
+        #[source]
+        source: MassError,
+    },
+    /// The body's state was refused.
+    #[error("body '{body}': {source}")]
+    Body {
+        /// The body's name.
+        body: String,
+        /// Why.
+        #[source]
+        source: BodyError,
+    },
+    /// The world's settings were refused.
+    #[error("world: {0}")]
+    World(#[from] WorldError),
+}
+
+/// A scene file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scene {
+    /// Gravity acceleration (default `[0, 0, -9.81]`).
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Fixed step in seconds (default 1/60).
+    #[serde(default = "default_dt")]
+    pub dt: f64,
+    /// Substeps per step (default 4).
+    #[serde(default = "default_substeps")]
+    pub substeps: u32,
+    /// Static ground planes.
+    #[serde(default)]
+    pub planes: Vec<PlaneSpec>,
+    /// The bodies.
+    pub bodies: Vec<BodySpec>,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, 0.0, -9.81]
+}
+fn default_dt() -> f64 {
+    1.0 / 60.0
+}
+fn default_substeps() -> u32 {
+    4
+}
+
+/// A static plane: bodies' mesh vertices collide with it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaneSpec {
+    /// Outward normal.
+    pub normal: [f64; 3],
+    /// A point on the plane.
+    #[serde(default)]
+    pub point: [f64; 3],
+}
+
+/// How a body moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KindSpec {
+    /// Moved by gravity and contacts.
+    #[default]
+    Dynamic,
+    /// Never moves.
+    Static,
+    /// Moves with its set velocity, unaffected by contacts.
+    Kinematic,
+}
+
+/// A body.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodySpec {
+    /// Name used in output and errors.
+    pub name: String,
+    /// Dynamic (default), static or kinematic.
+    #[serde(default)]
+    pub kind: KindSpec,
+    /// The shape, in the body's mesh frame.
+    pub shape: ShapeSpec,
+    /// Position of the mesh frame's origin.
+    #[serde(default)]
+    pub position: [f64; 3],
+    /// Orientation as a quaternion `[x, y, z, w]` (normalized on load).
+    #[serde(default = "identity_quat")]
+    pub orientation: [f64; 4],
+    /// Initial linear velocity.
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Initial angular velocity (rad/s, world axes).
+    #[serde(default)]
+    pub angular_velocity: [f64; 3],
+    /// Density (kg/m³) for dynamic bodies; default 1000.
+    #[serde(default = "default_density")]
+    pub density: f64,
+    /// Coulomb friction coefficient (static and dynamic); default 0.5.
+    #[serde(default = "default_friction")]
+    pub friction: f64,
+    /// Restitution in [0, 1]; default 0.
+    #[serde(default)]
+    pub restitution: f64,
+}
+
+fn identity_quat() -> [f64; 4] {
+    [0.0, 0.0, 0.0, 1.0]
+}
+fn default_density() -> f64 {
+    1000.0
+}
+fn default_friction() -> f64 {
+    0.5
+}
+
+/// A mesh: a file (relative to the scene file) or a generator.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ShapeSpec {
+    /// An OBJ or STL file.
+    File {
+        /// Path, relative to the scene file.
+        path: PathBuf,
+    },
+    /// A box.
+    Cuboid {
+        /// Half extents.
+        half_extents: [f32; 3],
+    },
+    /// A subdivided icosahedron.
+    Icosphere {
+        /// Radius.
+        radius: f32,
+        /// Subdivisions (0–6).
+        subdivisions: u32,
+    },
+    /// A torus about z.
+    Torus {
+        /// Major radius.
+        major: f32,
+        /// Tube radius.
+        minor: f32,
+        /// Segments around z.
+        major_segments: u32,
+        /// Segments around the tube.
+        minor_segments: u32,
+    },
+    /// A cylinder along z.
+    Cylinder {
+        /// Radius.
+        radius: f32,
+        /// Half height.
+        half_height: f32,
+        /// Segments around z.
+        segments: u32,
+    },
+}
+
+/// A scene ready to step: the world, its contact source and the bodies' names and meshes.
+pub struct BuiltScene {
+    /// The world.
+    pub world: World,
+    /// Contacts of every body's mesh against the scene's planes.
+    pub source: HalfSpaceSource,
+    /// Body names, by [`BodyId`].
+    pub names: Vec<String>,
+    /// Each body's closed mesh, in its mesh frame, by [`BodyId`].
+    pub solids: Vec<Solid>,
+}
+
+impl Scene {
+    /// Reads a scene file.
+    pub fn load(path: &Path) -> Result<Scene, SceneError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut scene = Self::from_json(&text, path)?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for b in &mut scene.bodies {
+            if let ShapeSpec::File { path } = &mut b.shape
+                && path.is_relative()
+            {
+                *path = base.join(&*path);
+            }
+        }
+        Ok(scene)
+    }
+
+    /// Parses scene JSON; `path` is only used in error messages.
+    pub fn from_json(text: &str, path: &Path) -> Result<Scene, SceneError> {
+        serde_json::from_str(text).map_err(|e| SceneError::Format {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Builds the world and contact sources.
+    pub fn build(&self) -> Result<BuiltScene, SceneError> {
+        let world_invalid = |field, reason: String| SceneError::Invalid {
+            body: "world".into(),
+            field,
+            reason,
+        };
+        if !self.gravity.iter().all(|g| g.is_finite()) {
+            return Err(world_invalid("gravity", "must be finite".into()));
+        }
+        let mut world = World::new(WorldSettings {
+            gravity: DVec3::from_array(self.gravity),
+            dt: self.dt,
+            substeps: self.substeps,
+            ..WorldSettings::default()
+        })?;
+        let mut source = HalfSpaceSource::new(0.0);
+        let mut names = Vec::new();
+        let mut solids = Vec::new();
+        let ground = world.add_body(RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).map_err(
+            |source| SceneError::Body {
+                body: "ground".into(),
+                source,
+            },
+        )?);
+        names.push("ground".to_string());
+        solids.push(shapes::cuboid(Vec3::splat(1e-3)));
+        for p in &self.planes {
+            let normal = DVec3::from_array(p.normal);
+            let plane =
+                Plane::new(ground, normal, DVec3::from_array(p.point)).ok_or_else(|| {
+                    world_invalid("planes.normal", format!("{normal} is not a usable normal"))
+                })?;
+            source.add_plane(plane);
+        }
+        for spec in &self.bodies {
+            let (id, solid) = build_body(&mut world, spec)?;
+            source.add_mesh(id, &solid);
+            names.push(spec.name.clone());
+            solids.push(solid);
+        }
+        Ok(BuiltScene {
+            world,
+            source,
+            names,
+            solids,
+        })
+    }
+}
+
+fn build_body(world: &mut World, spec: &BodySpec) -> Result<(BodyId, Solid), SceneError> {
+    let invalid = |field, reason: String| SceneError::Invalid {
+        body: spec.name.clone(),
+        field,
+        reason,
+    };
+    let solid = build_shape(spec)?;
+    let q = DQuat::from_array(spec.orientation);
+    if !(q.is_finite() && q.length() > 1e-9) {
+        return Err(invalid(
+            "orientation",
+            "needs a non-zero finite quaternion".into(),
+        ));
+    }
+    let q = q.normalize();
+    let position = DVec3::from_array(spec.position);
+    if !position.is_finite() {
+        return Err(invalid("position", "must be finite".into()));
+    }
+    if !(spec.friction.is_finite() && spec.friction >= 0.0) {
+        return Err(invalid(
+            "friction",
+            format!("{} is not >= 0", spec.friction),
+        ));
+    }
+    if !(0.0..=1.0).contains(&spec.restitution) {
+        return Err(invalid(
+            "restitution",
+            format!("{} is not in [0, 1]", spec.restitution),
+        ));
+    }
+    let body_err = |source| SceneError::Body {
+        body: spec.name.clone(),
+        source,
+    };
+    let body = match spec.kind {
+        KindSpec::Static => RigidBody::fixed(position, q).map_err(body_err)?,
+        KindSpec::Kinematic => RigidBody::kinematic(position, q).map_err(body_err)?,
+        KindSpec::Dynamic => {
+            if !(spec.density.is_finite() && spec.density > 0.0) {
+                return Err(invalid("density", format!("{} is not > 0", spec.density)));
+            }
+            let props =
+                mass_properties(&solid, spec.density).map_err(|source| SceneError::Mass {
+                    body: spec.name.clone(),
+                    source,
+                })?;
+            RigidBody::dynamic(&props, position, q).map_err(body_err)?
+        }
+    };
+    let body = body
+        .with_material(Material::new(spec.friction, spec.restitution))
+        .with_velocity(
+            DVec3::from_array(spec.velocity),
+            DVec3::from_array(spec.angular_velocity),
+        );
+    Ok((world.add_body(body), solid))
+}
+
+fn build_shape(spec: &BodySpec) -> Result<Solid, SceneError> {
+    let invalid = |field, reason: String| SceneError::Invalid {
+        body: spec.name.clone(),
+        field,
+        reason,
+    };
+    let positive = |v: f32| v.is_finite() && v > 0.0;
+    Ok(match &spec.shape {
+        ShapeSpec::File { path } => {
+            let mesh =
+                io::load_mesh(path, &MeshOptions::default()).map_err(|e| SceneError::Mesh {
+                    body: spec.name.clone(),
+                    reason: e.to_string(),
+                })?;
+            Solid::new(mesh).map_err(|e| SceneError::Mesh {
+                body: spec.name.clone(),
+                reason: format!("{}: {e}", path.display()),
+            })?
+        }
+        ShapeSpec::Cuboid { half_extents } => {
+            if !half_extents.iter().all(|&h| positive(h)) {
+                return Err(invalid("shape.cuboid.half_extents", "must be > 0".into()));
+            }
+            shapes::cuboid(Vec3::from_array(*half_extents))
+        }
+        ShapeSpec::Icosphere {
+            radius,
+            subdivisions,
+        } => {
+            if !positive(*radius) || *subdivisions > 6 {
+                return Err(invalid(
+                    "shape.icosphere",
+                    "radius must be > 0 and subdivisions at most 6".into(),
+                ));
+            }
+            shapes::icosphere(*radius, *subdivisions)
+        }
+        ShapeSpec::Torus {
+            major,
+            minor,
+            major_segments,
+            minor_segments,
+        } => {
+            if !(positive(*minor)
+                && *major > *minor
+                && *major_segments >= 3
+                && *minor_segments >= 3)
+                || *major_segments > 1024
+                || *minor_segments > 1024
+            {
+                return Err(invalid(
+                    "shape.torus",
+                    "needs major > minor > 0 and 3..=1024 segments".into(),
+                ));
+            }
+            shapes::torus(*major, *minor, *major_segments, *minor_segments)
+        }
+        ShapeSpec::Cylinder {
+            radius,
+            half_height,
+            segments,
+        } => {
+            if !(positive(*radius) && positive(*half_height) && (3..=1024).contains(segments)) {
+                return Err(invalid(
+                    "shape.cylinder",
+                    "needs radius, half_height > 0 and 3..=1024 segments".into(),
+                ));
+            }
+            shapes::cylinder(*radius, *half_height, *segments)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DROP: &str = r#"{
+        "planes": [{ "normal": [0, 0, 1] }],
+        "bodies": [
+            { "name": "box", "shape": { "cuboid": { "half_extents": [0.5, 0.5, 0.5] } },
+              "position": [0, 0, 2], "friction": 0.6 }
+        ]
+    }"#;
+
+    #[test]
+    fn a_dropped_box_comes_to_rest_on_the_plane() {
+        let scene = Scene::from_json(DROP, Path::new("drop.json")).unwrap();
+        let mut built = scene.build().unwrap();
+        for _ in 0..180 {
+            built.world.step(&mut built.source);
+        }
+        let b = built.world.body(1).unwrap();
+        assert!((b.position.z - 0.5).abs() < 5e-3, "{}", b.position);
+        assert!(b.linear_velocity.length() < 1e-2, "{}", b.linear_velocity);
+        assert_eq!(built.names, ["ground", "box"]);
+    }
+
+    #[test]
+    fn malformed_scenes_name_the_field() {
+        let err = |text: &str| {
+            Scene::from_json(text, Path::new("s.json"))
+                .and_then(|s| s.build().map(|_| ()))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(r#"{ "bodies": [ { "name": "a" } ] }"#).contains("shape"));
+        assert!(err(r#"{ "bodies": [], "gravty": [0,0,0] }"#).contains("gravty"));
+        let bad_density = r#"{ "bodies": [ { "name": "heavy", "density": -1,
+            "shape": { "cuboid": { "half_extents": [1, 1, 1] } } } ] }"#;
+        let e = err(bad_density);
+        assert!(e.contains("heavy") && e.contains("density"), "{e}");
+        let bad_file = r#"{ "bodies": [ { "name": "f",
+            "shape": { "file": { "path": "/no/such.obj" } } } ] }"#;
+        let e = err(bad_file);
+        assert!(e.contains("/no/such.obj"), "{e}");
+        let bad_restitution = r#"{ "bodies": [ { "name": "r", "restitution": 2,
+            "shape": { "icosphere": { "radius": 1, "subdivisions": 1 } } } ] }"#;
+        assert!(err(bad_restitution).contains("restitution"));
+    }
+}
