@@ -119,42 +119,44 @@ impl GpuTree {
     }
 }
 
-/// A growable storage buffer (grows by powers of two up to what is asked).
-#[derive(Default)]
+/// A storage buffer that grows (by powers of two, never past a limit) to what is asked.
 struct Growable {
+    what: &'static str,
+    element_size: u64,
     elements: u64,
-    buffer: Option<wgpu::Buffer>,
+    buffer: wgpu::Buffer,
 }
 
 impl Growable {
-    fn ensure(
-        &mut self,
-        ctx: &GpuContext,
-        what: &'static str,
-        elements: u64,
-        element_size: u64,
-        limit: u64,
-    ) -> Result<&wgpu::Buffer, GpuError> {
-        let elements = elements.max(1);
-        if self.buffer.is_none() || self.elements < elements {
+    fn new(ctx: &GpuContext, what: &'static str, element_size: u64) -> Result<Self, GpuError> {
+        Ok(Self {
+            what,
+            element_size,
+            elements: 1,
+            buffer: Self::create(ctx, what, element_size)?,
+        })
+    }
+
+    fn create(ctx: &GpuContext, what: &'static str, bytes: u64) -> Result<wgpu::Buffer, GpuError> {
+        check_size(ctx, what, bytes)?;
+        Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(what),
+            size: bytes.max(4).next_multiple_of(4),
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        }))
+    }
+
+    /// Makes room for `elements` (the old contents are not kept).
+    fn ensure(&mut self, ctx: &GpuContext, elements: u64, limit: u64) -> Result<(), GpuError> {
+        if self.elements < elements {
             let grown = elements.next_power_of_two().min(limit.max(elements));
-            let bytes = grown * element_size;
-            check_size(ctx, what, bytes)?;
-            self.buffer = Some(ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(what),
-                size: bytes.next_multiple_of(4),
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }));
+            self.buffer = Self::create(ctx, self.what, grown * self.element_size)?;
             self.elements = grown;
         }
-        // Just set above when missing.
-        self.buffer.as_ref().ok_or(GpuError::InvalidInput {
-            what: "BVH traversal",
-            reason: "buffer allocation".into(),
-        })
+        Ok(())
     }
 }
 
@@ -279,14 +281,16 @@ impl GpuBvhTraversal {
         let pose = pose_uniform(b_to_a);
         let last = a.depth().max(b.depth());
 
-        let mut lists = [Growable::default(), Growable::default()];
-        let (mut counts, mut offsets) = (Growable::default(), Growable::default());
+        let mut lists = [
+            Growable::new(ctx, "BVH pair list", 8)?,
+            Growable::new(ctx, "BVH pair list", 8)?,
+        ];
+        let mut counts = Growable::new(ctx, "BVH pair counts", 4)?;
+        let mut offsets = Growable::new(ctx, "BVH pair offsets", 4)?;
         let mut scratch = ScanScratch::default();
-        ctx.queue.write_buffer(
-            lists[0].ensure(ctx, "BVH pair list", 1, 8, limit)?,
-            0,
-            bytemuck::bytes_of(&[0u32, 0u32]),
-        );
+        // Step 0: the pair of roots.
+        ctx.queue
+            .write_buffer(&lists[0].buffer, 0, bytemuck::bytes_of(&[0u32, 0u32]));
         let mut n = 1u64;
         let mut current = 0;
         for step in 0..=last {
@@ -311,14 +315,13 @@ impl GpuBvhTraversal {
                 b_below: b.level_len(levels.b_level + 1),
                 b_descends: u32::from(levels.b_descends),
             };
-            counts.ensure(ctx, "BVH pair counts", n, 4, limit)?;
-            offsets.ensure(ctx, "BVH pair offsets", n, 4, limit)?;
+            counts.ensure(ctx, n, limit)?;
+            offsets.ensure(ctx, n, limit)?;
             let next = 1 - current;
-            lists[next].ensure(ctx, "BVH pair list", 1, 8, limit)?;
 
             // Count + scan, then read the total.
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            let bind = self.bind_group(ctx, a, b, &lists, current, &counts, &offsets, &params)?;
+            let bind = self.bind_group(ctx, a, b, &lists, current, &counts, &offsets, &params);
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("bvh count"),
@@ -328,10 +331,9 @@ impl GpuBvhTraversal {
                 pass.set_bind_group(0, &bind, &[]);
                 pass.dispatch_workgroups(gx, gy, 1);
             }
-            let offsets_buffer = offsets.ensure(ctx, "BVH pair offsets", n, 4, limit)?;
             let total_buffer =
                 self.scan
-                    .encode(ctx, &mut encoder, offsets_buffer, n, &mut scratch)?;
+                    .encode(ctx, &mut encoder, &offsets.buffer, n, &mut scratch)?;
             let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("bvh total staging"),
                 size: 4,
@@ -353,9 +355,10 @@ impl GpuBvhTraversal {
             }
 
             // Scatter into a list large enough for `total` pairs.
-            let out = lists[next].ensure(ctx, "BVH pair list", total, 8, limit)?;
-            params.capacity = to_u32("BVH traversal", (out.size() / 8) as usize)?;
-            let bind = self.bind_group(ctx, a, b, &lists, current, &counts, &offsets, &params)?;
+            lists[next].ensure(ctx, total, limit)?;
+            // Fits in u32: at most `limit`, or the initial single element.
+            params.capacity = lists[next].elements as u32;
+            let bind = self.bind_group(ctx, a, b, &lists, current, &counts, &offsets, &params);
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -368,8 +371,8 @@ impl GpuBvhTraversal {
             }
             ctx.queue.submit([encoder.finish()]);
             if emit {
-                let out = lists[next].ensure(ctx, "BVH pair list", total, 8, limit)?;
-                let raw: Vec<[u32; 2]> = read_buffer(ctx, "BVH candidates", out, total as usize)?;
+                let raw: Vec<[u32; 2]> =
+                    read_buffer(ctx, "BVH candidates", &lists[next].buffer, total as usize)?;
                 let mut pairs: Vec<(u32, u32)> = raw.into_iter().map(|[x, y]| (x, y)).collect();
                 pairs.sort_unstable();
                 return Ok(pairs);
@@ -391,11 +394,7 @@ impl GpuBvhTraversal {
         counts: &Growable,
         offsets: &Growable,
         params: &Params,
-    ) -> Result<wgpu::BindGroup, GpuError> {
-        let missing = || GpuError::InvalidInput {
-            what: "BVH traversal",
-            reason: "a buffer was not allocated".into(),
-        };
+    ) -> wgpu::BindGroup {
         let uniform = ctx
             .device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -406,10 +405,10 @@ impl GpuBvhTraversal {
         let buffers = [
             &a.nodes,
             &b.nodes,
-            lists[current].buffer.as_ref().ok_or_else(missing)?,
-            lists[1 - current].buffer.as_ref().ok_or_else(missing)?,
-            counts.buffer.as_ref().ok_or_else(missing)?,
-            offsets.buffer.as_ref().ok_or_else(missing)?,
+            &lists[current].buffer,
+            &lists[1 - current].buffer,
+            &counts.buffer,
+            &offsets.buffer,
             &uniform,
         ];
         let entries: Vec<wgpu::BindGroupEntry> = buffers
@@ -420,11 +419,11 @@ impl GpuBvhTraversal {
                 resource: buffer.as_entire_binding(),
             })
             .collect();
-        Ok(ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("bvh traversal bind group"),
             layout: &self.layout,
             entries: &entries,
-        }))
+        })
     }
 }
 

@@ -327,7 +327,7 @@ mod bvh {
         ];
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2004);
         let (mut hit_cases, mut extra_candidates) = (0, 0);
-        for case in 0..14 {
+        for case in 0..40 {
             let ia = rng.random_range(0..meshes.len());
             let ib = rng.random_range(0..meshes.len());
             let pose = random_pose(&mut rng, 1.8);
@@ -466,14 +466,28 @@ mod bvh {
                 other => panic!("capacity {capacity}: expected overflow, got {other:?}"),
             }
         }
-        // The largest list is at least the leaf list; a capacity fitting every list works.
-        let max_list = (needed..=needed * 4)
-            .find(|&c| gpu.candidate_pairs(&ctx, &g, &g, &pose, c).is_ok())
-            .expect("some capacity fits");
+        // Overflow is monotone in the capacity: binary-search the longest list, then the
+        // capacity one below it must report exactly that length as needed.
+        let fits = |c: u32| gpu.candidate_pairs(&ctx, &g, &g, &pose, c).is_ok();
+        let (mut lo, mut hi) = (needed, needed * 4);
+        assert!(fits(hi), "no step has more than 4x the leaf pairs here");
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let longest = lo;
         assert_eq!(
-            gpu.candidate_pairs(&ctx, &g, &g, &pose, max_list).unwrap(),
+            gpu.candidate_pairs(&ctx, &g, &g, &pose, longest).unwrap(),
             full
         );
+        match gpu.candidate_pairs(&ctx, &g, &g, &pose, longest - 1) {
+            Err(GpuError::PairListOverflow { needed: n, .. }) => assert_eq!(n, u64::from(longest)),
+            other => panic!("capacity {}: expected overflow, got {other:?}", longest - 1),
+        }
     }
 
     /// Not a benchmark: one ~5k-triangle pair, timed (printed) and checked against the CPU bfs.
