@@ -275,10 +275,20 @@ mod bvh {
         let (la, lb) = (leaves_by_triangle(&ta), leaves_by_triangle(&tb));
         let sat = SatLite::new(pose);
         let cpu_set: BTreeSet<(u32, u32)> = cpu.iter().copied().collect();
+        // "Near" independently of the kernel's constants: a thousandth of the coordinate scale.
+        let extent = |m: &TriMesh| {
+            m.vertices()
+                .iter()
+                .map(|v| f64::from(v.abs().max_element()))
+                .fold(0.0, f64::max)
+        };
+        let near = 1e-3 * (extent(a) + extent(b) + pose.translation.abs().max_element());
         for &(i, j) in gpu_set.difference(&cpu_set) {
             let (na, nb) = (&la[i as usize], &lb[j as usize]);
+            let margin = margin_bound(na, nb, pose);
+            assert!(margin <= near, "{label}: margin {margin} is not small");
             assert!(
-                sat.overlaps_inflated(na, nb, margin_bound(na, nb, pose)),
+                sat.overlaps_inflated(na, nb, margin),
                 "{label}: extra GPU pair ({i}, {j}) is not a near miss"
             );
         }
