@@ -259,7 +259,10 @@ impl GpuBvhTraversal {
     /// The candidate triangle pairs `(triangle of A, triangle of B)`, sorted: every leaf pair
     /// whose ancestors and leaf boxes all pass the conservative `f32` SAT-lite with `B` placed in
     /// `A`'s frame by `b_to_a` (see the module documentation). No pair list (the leaf candidates
-    /// included) may exceed `capacity` entries, or [`GpuError::PairListOverflow`] is returned.
+    /// included) may exceed `capacity` entries, or [`GpuError::PairListOverflow`] is returned
+    /// (capacities above `u32::MAX / 4` are lowered to it, so the GPU scan's `u32` totals stay
+    /// exact). Both trees must have been uploaded to `ctx`'s device. One `u32` is read back per
+    /// traversal step (see the module documentation), the candidates once at the end.
     pub fn candidate_pairs(
         &self,
         ctx: &GpuContext,
