@@ -76,4 +76,17 @@ pub enum GpuError {
         /// Why.
         reason: String,
     },
+    /// A traversal step's next pair list would exceed the caller's capacity.
+    #[error(
+        "GPU pair list overflow after traversal step {step}: {needed} pairs needed, capacity \
+         {capacity}"
+    )]
+    PairListOverflow {
+        /// The step whose output did not fit.
+        step: usize,
+        /// Length the list would have had.
+        needed: u64,
+        /// The capacity.
+        capacity: u32,
+    },
 }

@@ -8,6 +8,7 @@
 //! render device with [`GpuContext::from_parts`].
 #![deny(missing_docs)]
 
+pub mod bvh_traversal;
 pub mod context;
 pub mod error;
 pub mod readback;
@@ -15,6 +16,7 @@ pub mod scan;
 pub mod shaders;
 pub mod testing;
 
+pub use bvh_traversal::{GpuBvhTraversal, GpuTree};
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;

@@ -74,7 +74,8 @@ impl ScanScratch {
     }
 }
 
-fn dispatch_shape(ctx: &GpuContext, groups: u64) -> Result<(u32, u32), GpuError> {
+/// Splits `groups` workgroups into an `(x, y)` grid within the device's per-dimension limit.
+pub(crate) fn dispatch_shape(ctx: &GpuContext, groups: u64) -> Result<(u32, u32), GpuError> {
     let max = ctx.device.limits().max_compute_workgroups_per_dimension as u64;
     if groups <= max {
         return Ok((groups as u32, 1));

@@ -4,6 +4,9 @@
 /// Exclusive prefix sum (Blelloch scan) used to compact pair lists.
 pub const SCAN: &str = include_str!("../../../shaders/scan.wgsl");
 
+/// Breadth-first simultaneous traversal of two balanced AABB trees (count and scatter passes).
+pub const BVH_TRAVERSAL: &str = include_str!("../../../shaders/bvh_traversal.wgsl");
+
 /// Creates a shader module from one of the sources above.
 pub fn module(
     device: &wgpu::Device,

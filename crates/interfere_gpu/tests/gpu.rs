@@ -197,3 +197,345 @@ fn occlusion_case(ctx: &GpuContext) -> u64 {
     interfere_gpu::readback::read_buffer::<u64>(ctx, "occlusion result", &resolve, 1)
         .expect("readback")[0]
 }
+
+// ---------------------------------------------------------------------------------------------
+// GPU breadth-first BVH traversal (Greß–Zachmann section 4) against the CPU bfs and brute force.
+
+mod bvh {
+    use super::*;
+    use interfere_geometry::bvh::bfs::{self, BfsConfig};
+    use interfere_geometry::bvh::{BalancedNode, BalancedTree, SatLite};
+    use interfere_geometry::glam::{DMat3, DVec3, Quat, Vec3};
+    use interfere_geometry::{DPose, Pose, TriMesh, all_pairs_brute, shapes, triangles_intersect};
+    use interfere_gpu::GpuError;
+    use interfere_gpu::bvh_traversal::{GpuBvhTraversal, margin_bound};
+    use std::collections::BTreeSet;
+    use std::io::Write;
+
+    fn random_pose(rng: &mut rand_chacha::ChaCha8Rng, reach: f32) -> DPose {
+        let q = loop {
+            let v = interfere_geometry::glam::Vec4::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            );
+            if v.length_squared() > 0.01 && v.length_squared() < 1.0 {
+                break Quat::from_vec4(v.normalize());
+            }
+        };
+        let t = Vec3::new(
+            rng.random_range(-reach..reach),
+            rng.random_range(-reach..reach),
+            rng.random_range(-reach..reach),
+        );
+        Pose::new(q, t).to_f64()
+    }
+
+    fn leaves_by_triangle(tree: &BalancedTree) -> Vec<BalancedNode> {
+        let leaves = tree.level(tree.depth());
+        let mut out = vec![BalancedNode::default(); leaves.len()];
+        for leaf in leaves {
+            out[leaf.index as usize] = *leaf;
+        }
+        out
+    }
+
+    /// Runs the GPU traversal and checks it against the CPU: superset of the CPU bfs leaf-box
+    /// pairs, every extra pair a near miss, and after the exact triangle test exactly the brute
+    /// force set. Returns (candidates, final pairs).
+    fn check_case(
+        ctx: &GpuContext,
+        gpu: &GpuBvhTraversal,
+        a: &TriMesh,
+        b: &TriMesh,
+        pose: &DPose,
+        label: &str,
+    ) -> (usize, usize) {
+        let (ta, tb) = (BalancedTree::build(a), BalancedTree::build(b));
+        let (ga, gb) = (
+            GpuBvhTraversal::upload_tree(ctx, &ta).expect("upload A"),
+            GpuBvhTraversal::upload_tree(ctx, &tb).expect("upload B"),
+        );
+        let candidates = gpu
+            .candidate_pairs(ctx, &ga, &gb, pose, 1 << 22)
+            .expect("GPU traversal");
+        assert!(candidates.is_sorted(), "{label}: sorted output");
+        let gpu_set: BTreeSet<(u32, u32)> = candidates.iter().copied().collect();
+        assert_eq!(gpu_set.len(), candidates.len(), "{label}: no duplicates");
+
+        let cpu =
+            bfs::all_pairs(&ta, &tb, pose, &BfsConfig::default(), |_, _| true).expect("CPU bfs");
+        for p in &cpu {
+            assert!(
+                gpu_set.contains(p),
+                "{label}: CPU leaf-box pair {p:?} missing on the GPU"
+            );
+        }
+        let (la, lb) = (leaves_by_triangle(&ta), leaves_by_triangle(&tb));
+        let sat = SatLite::new(pose);
+        let cpu_set: BTreeSet<(u32, u32)> = cpu.iter().copied().collect();
+        // "Near" independently of the kernel's constants: a thousandth of the coordinate scale.
+        let extent = |m: &TriMesh| {
+            m.vertices()
+                .iter()
+                .map(|v| f64::from(v.abs().max_element()))
+                .fold(0.0, f64::max)
+        };
+        let near = 1e-3 * (extent(a) + extent(b) + pose.translation.abs().max_element());
+        for &(i, j) in gpu_set.difference(&cpu_set) {
+            let (na, nb) = (&la[i as usize], &lb[j as usize]);
+            let margin = margin_bound(na, nb, pose);
+            assert!(margin <= near, "{label}: margin {margin} is not small");
+            assert!(
+                sat.overlaps_inflated(na, nb, margin),
+                "{label}: extra GPU pair ({i}, {j}) is not a near miss"
+            );
+        }
+
+        let bv: Vec<DVec3> = b
+            .vertices()
+            .iter()
+            .map(|&v| pose.transform_point(v))
+            .collect();
+        let tri_a = |t: u32| a.triangle(t as usize).map(|v| v.as_dvec3());
+        let tri_b = |t: u32| b.triangles()[t as usize].map(|k| bv[k as usize]);
+        let exact: Vec<(u32, u32)> = candidates
+            .iter()
+            .copied()
+            .filter(|&(i, j)| triangles_intersect(tri_a(i), tri_b(j)))
+            .collect();
+        assert_eq!(
+            exact,
+            all_pairs_brute(a, b, pose),
+            "{label}: exact pair set"
+        );
+        (candidates.len(), exact.len())
+    }
+
+    #[test]
+    fn gpu_bvh_traversal_matches_cpu_on_random_poses() {
+        let Some(ctx) = gpu_or_skip("gpu_bvh_traversal_matches_cpu_on_random_poses") else {
+            return;
+        };
+        let gpu = GpuBvhTraversal::new(&ctx);
+        let meshes: Vec<(&str, TriMesh)> = vec![
+            ("icosphere", shapes::icosphere(1.0, 3).into_mesh()),
+            ("torus", shapes::torus(1.0, 0.35, 32, 12).into_mesh()),
+            (
+                "bumpy",
+                shapes::bumpy_sphere(1.0, 0.3, 4.0, 3, 5).into_mesh(),
+            ),
+            (
+                "cuboid",
+                shapes::cuboid(Vec3::new(0.8, 0.5, 1.2)).into_mesh(),
+            ),
+            (
+                "subdivided cuboid",
+                shapes::subdivided_cuboid(Vec3::new(0.7, 0.9, 0.6), 6).into_mesh(),
+            ),
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2004);
+        let (mut hit_cases, mut extra_candidates) = (0, 0);
+        for case in 0..40 {
+            let ia = rng.random_range(0..meshes.len());
+            let ib = rng.random_range(0..meshes.len());
+            let pose = random_pose(&mut rng, 1.8);
+            let label = format!("case {case}: {} vs {}", meshes[ia].0, meshes[ib].0);
+            let (candidates, exact) =
+                check_case(&ctx, &gpu, &meshes[ia].1, &meshes[ib].1, &pose, &label);
+            hit_cases += usize::from(exact > 0);
+            extra_candidates += candidates - exact;
+        }
+        assert!(
+            hit_cases >= 5,
+            "most random poses must interfere ({hit_cases})"
+        );
+        assert!(extra_candidates > 0, "the box test must pass some non-hits");
+    }
+
+    #[test]
+    fn gpu_bvh_traversal_adversarial_cases() {
+        let Some(ctx) = gpu_or_skip("gpu_bvh_traversal_adversarial_cases") else {
+            return;
+        };
+        let gpu = GpuBvhTraversal::new(&ctx);
+        // Coincident: same mesh, identity pose (every face touches itself).
+        let sphere = shapes::icosphere(1.0, 2).into_mesh();
+        let (_, exact) = check_case(&ctx, &gpu, &sphere, &sphere, &DPose::IDENTITY, "coincident");
+        assert!(exact >= sphere.triangle_count());
+        // Face-to-face touching boxes (coplanar contact, exact in f32).
+        let cube = shapes::subdivided_cuboid(Vec3::ONE, 4).into_mesh();
+        let touch = Pose::from_translation(Vec3::new(2.0, 0.5, 0.0)).to_f64();
+        let (_, exact) = check_case(&ctx, &gpu, &cube, &cube, &touch, "touching cubes");
+        assert!(exact > 0, "touching faces intersect");
+        // Nested: a small sphere inside a big one (no surface contact), and a single triangle.
+        let small = shapes::icosphere(0.3, 2).into_mesh();
+        let (_, exact) = check_case(&ctx, &gpu, &sphere, &small, &DPose::IDENTITY, "nested");
+        assert_eq!(exact, 0);
+        let one = TriMesh::new(sphere.vertices().to_vec(), vec![sphere.triangles()[0]]).unwrap();
+        check_case(
+            &ctx,
+            &gpu,
+            &one,
+            &sphere,
+            &DPose::IDENTITY,
+            "single triangle A",
+        );
+        check_case(
+            &ctx,
+            &gpu,
+            &sphere,
+            &one,
+            &DPose::IDENTITY,
+            "single triangle B",
+        );
+        // Huge coordinates: a bumpy sphere far from the origin against itself rotated slightly
+        // about its centre.
+        let c = Vec3::new(1.0e5, -2.0e5, 3.0e4);
+        let bumpy = shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 9);
+        let far = TriMesh::new(
+            bumpy.vertices().iter().map(|&v| v + c).collect(),
+            bumpy.triangles().to_vec(),
+        )
+        .unwrap();
+        let r = DMat3::from_quat(interfere_geometry::glam::DQuat::from_rotation_y(0.2));
+        let cd = c.as_dvec3();
+        let spin = DPose {
+            rotation: r,
+            translation: cd - r * cd,
+        };
+        let (_, exact) = check_case(&ctx, &gpu, &far, &far, &spin, "huge coordinates");
+        assert!(exact > 0);
+        // A non-finite pose: every pair is a candidate (conservative), the exact set stays.
+        let nan = DPose {
+            rotation: DMat3::IDENTITY,
+            translation: DVec3::new(f64::NAN, 0.0, 0.0),
+        };
+        let (ta, tb) = (BalancedTree::build(&cube), BalancedTree::build(&small));
+        let (ga, gb) = (
+            GpuBvhTraversal::upload_tree(&ctx, &ta).unwrap(),
+            GpuBvhTraversal::upload_tree(&ctx, &tb).unwrap(),
+        );
+        let all = gpu.candidate_pairs(&ctx, &ga, &gb, &nan, 1 << 22).unwrap();
+        assert_eq!(all.len(), cube.triangle_count() * small.triangle_count());
+    }
+
+    #[test]
+    fn gpu_bvh_traversal_disjoint_is_empty() {
+        let Some(ctx) = gpu_or_skip("gpu_bvh_traversal_disjoint_is_empty") else {
+            return;
+        };
+        let gpu = GpuBvhTraversal::new(&ctx);
+        let a = shapes::torus(1.0, 0.3, 24, 10).into_mesh();
+        let b = shapes::icosphere(0.5, 3).into_mesh();
+        let (ta, tb) = (BalancedTree::build(&a), BalancedTree::build(&b));
+        let (ga, gb) = (
+            GpuBvhTraversal::upload_tree(&ctx, &ta).unwrap(),
+            GpuBvhTraversal::upload_tree(&ctx, &tb).unwrap(),
+        );
+        for t in [
+            Vec3::new(5.0, 0.0, 0.0),
+            Vec3::new(0.0, 0.0, 1.0),
+            Vec3::new(-3.0, 2.0, -1.0),
+        ] {
+            let pose = Pose::new(Quat::from_rotation_x(0.7), t).to_f64();
+            let got = gpu.candidate_pairs(&ctx, &ga, &gb, &pose, 1 << 20).unwrap();
+            assert!(got.is_empty(), "{t}: {} candidates", got.len());
+            assert!(all_pairs_brute(&a, &b, &pose).is_empty());
+        }
+        // The hole of the torus holds a small sphere without contact; boxes overlap at the top
+        // levels, so the traversal must descend and still end empty of exact hits.
+        let inside = shapes::icosphere(0.4, 2).into_mesh();
+        let (_, exact) = check_case(&ctx, &gpu, &a, &inside, &DPose::IDENTITY, "torus hole");
+        assert_eq!(exact, 0);
+    }
+
+    #[test]
+    fn gpu_bvh_traversal_overflow_is_an_error() {
+        let Some(ctx) = gpu_or_skip("gpu_bvh_traversal_overflow_is_an_error") else {
+            return;
+        };
+        let gpu = GpuBvhTraversal::new(&ctx);
+        let mesh = shapes::icosphere(1.0, 2).into_mesh();
+        let tree = BalancedTree::build(&mesh);
+        let g = GpuBvhTraversal::upload_tree(&ctx, &tree).unwrap();
+        let pose = DPose::IDENTITY;
+        let full = gpu.candidate_pairs(&ctx, &g, &g, &pose, 1 << 20).unwrap();
+        let needed = full.len() as u32;
+        for capacity in [0u32, 1, 3, 50, needed - 1] {
+            match gpu.candidate_pairs(&ctx, &g, &g, &pose, capacity) {
+                Err(GpuError::PairListOverflow {
+                    needed: n,
+                    capacity: c,
+                    ..
+                }) => {
+                    assert_eq!(c, capacity);
+                    assert!(n > u64::from(capacity));
+                }
+                other => panic!("capacity {capacity}: expected overflow, got {other:?}"),
+            }
+        }
+        // Overflow is monotone in the capacity: binary-search the longest list, then the
+        // capacity one below it must report exactly that length as needed.
+        let fits = |c: u32| gpu.candidate_pairs(&ctx, &g, &g, &pose, c).is_ok();
+        let (mut lo, mut hi) = (needed, needed * 4);
+        assert!(fits(hi), "no step has more than 4x the leaf pairs here");
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let longest = lo;
+        assert_eq!(
+            gpu.candidate_pairs(&ctx, &g, &g, &pose, longest).unwrap(),
+            full
+        );
+        match gpu.candidate_pairs(&ctx, &g, &g, &pose, longest - 1) {
+            Err(GpuError::PairListOverflow { needed: n, .. }) => assert_eq!(n, u64::from(longest)),
+            other => panic!("capacity {}: expected overflow, got {other:?}", longest - 1),
+        }
+    }
+
+    /// Not a benchmark: one ~5k-triangle pair, timed (printed) and checked against the CPU bfs.
+    #[test]
+    fn gpu_bvh_traversal_5k_pair() {
+        let Some(ctx) = gpu_or_skip("gpu_bvh_traversal_5k_pair") else {
+            return;
+        };
+        let gpu = GpuBvhTraversal::new(&ctx);
+        let a = shapes::icosphere(1.0, 4).into_mesh();
+        let b = shapes::bumpy_sphere(1.0, 0.3, 4.0, 4, 3).into_mesh();
+        let (ta, tb) = (BalancedTree::build(&a), BalancedTree::build(&b));
+        let (ga, gb) = (
+            GpuBvhTraversal::upload_tree(&ctx, &ta).unwrap(),
+            GpuBvhTraversal::upload_tree(&ctx, &tb).unwrap(),
+        );
+        let pose = Pose::new(Quat::from_rotation_z(0.4), Vec3::new(0.5, 0.2, 0.1)).to_f64();
+        let _warm = gpu.candidate_pairs(&ctx, &ga, &gb, &pose, 1 << 22).unwrap();
+        let start = std::time::Instant::now();
+        let got = gpu.candidate_pairs(&ctx, &ga, &gb, &pose, 1 << 22).unwrap();
+        let elapsed = start.elapsed();
+        let start = std::time::Instant::now();
+        let cpu = bfs::all_pairs(&ta, &tb, &pose, &BfsConfig::default(), |_, _| true).unwrap();
+        let cpu_elapsed = start.elapsed();
+        let gpu_set: BTreeSet<(u32, u32)> = got.iter().copied().collect();
+        assert!(cpu.iter().all(|p| gpu_set.contains(p)));
+        assert!(!cpu.is_empty());
+        let _ = writeln!(
+            std::io::stderr(),
+            "gpu bvh traversal: {} x {} triangles, {} candidates in {:?} on {} (CPU bfs: {} \
+             leaf-box pairs in {:?})",
+            a.triangle_count(),
+            b.triangle_count(),
+            got.len(),
+            elapsed,
+            ctx.adapter.name,
+            cpu.len(),
+            cpu_elapsed,
+        );
+    }
+}
