@@ -416,3 +416,218 @@ impl ContactSource for MeshVolumeSource {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mass::mass_properties;
+    use interfere_geometry::glam::{DMat3, DQuat};
+    use interfere_geometry::shapes::{cuboid, icosphere, torus};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn random_pose(rng: &mut ChaCha8Rng, spread: f64) -> (DVec3, DQuat) {
+        let axis = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        )
+        .normalize_or(DVec3::X);
+        let t = DVec3::new(
+            rng.random_range(-spread..spread),
+            rng.random_range(-spread..spread),
+            rng.random_range(-spread..spread),
+        );
+        (t, DQuat::from_axis_angle(axis, rng.random_range(-3.0..3.0)))
+    }
+
+    /// Oracle: the points-based totals equal the vertex-gradient totals of the volume query
+    /// (`Σ gradient_b` and `Σ (p − c) × g`), the parts sum to them, and world conversion is the
+    /// rotation of A's pose.
+    #[test]
+    fn split_matches_vertex_gradients_and_parts_sum_to_total() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let shapes = [
+            cuboid(Vec3::new(0.5, 0.3, 0.2)),
+            torus(0.4, 0.15, 12, 6),
+            icosphere(0.4, 1),
+        ];
+        let mut checked = 0;
+        for case in 0..40 {
+            let a = &shapes[case % 3];
+            let b = &shapes[(case / 3) % 3];
+            let uv = UniformVolume::new(a, b);
+            let (t, q) = random_pose(&mut rng, 0.4);
+            let b_to_a = DPose {
+                rotation: DMat3::from_quat(q),
+                translation: t,
+            };
+            let (at, aq) = random_pose(&mut rng, 5.0);
+            let a_pose = DPose {
+                rotation: DMat3::from_quat(aq),
+                translation: at,
+            };
+            let mut opts = UniformOptions {
+                sampling: Sampling::Spacing(0.05),
+                centre: DVec3::ZERO,
+                collect_points: true,
+                max_rays: 1 << 20,
+            };
+            let r = uv.compute(&b_to_a, &opts).unwrap();
+            let Some((v, lin, ang, c, parts)) = split_mesh_volume(&r, &a_pose) else {
+                assert!(r.gradient_b.iter().all(|g| *g == DVec3::ZERO) || r.volume == 0.0);
+                continue;
+            };
+            // Centre in A's frame, to ask the query for the torque about it.
+            opts.centre = a_pose.inverse().transform_dpoint(c);
+            let r2 = uv.compute(&b_to_a, &opts).unwrap();
+            let rt = a_pose.rotation;
+            let scale = lin.length().max(1e-12);
+            assert!((lin - rt * r2.translation_gradient()).length() < 1e-9 * scale);
+            assert!((ang - rt * r2.rotation_gradient()).length() < 1e-9 * (1.0 + ang.length()));
+            let vs: f64 = parts.iter().map(|p| p.volume).sum();
+            let ls: DVec3 = parts.iter().map(|p| p.linear).sum();
+            let angs: DVec3 = parts
+                .iter()
+                .map(|p| p.angular + (p.point - c).cross(p.linear))
+                .sum();
+            assert!((vs - v).abs() <= 1e-12 * v, "{vs} vs {v}");
+            assert!((ls - lin).length() < 1e-9 * scale);
+            assert!((angs - ang).length() < 1e-9 * (1.0 + ang.length()));
+            assert!(!parts.is_empty() && parts.len() <= 4);
+            let mut quads: Vec<u8> = parts.iter().map(|p| p.quadrant).collect();
+            quads.dedup();
+            assert_eq!(quads.len(), parts.len());
+            // The estimate is a convex combination of the axis estimates.
+            let lo = r.axis_volumes.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = r.axis_volumes.iter().copied().fold(0.0, f64::max);
+            assert!(v >= lo * (1.0 - 1e-12) && v <= hi * (1.0 + 1e-12));
+            checked += 1;
+        }
+        assert!(checked > 15, "{checked}");
+    }
+
+    fn body(solid: &Solid, at: DVec3, dynamic: bool) -> RigidBody {
+        if dynamic {
+            let props = mass_properties(solid, 100.0).unwrap();
+            RigidBody::dynamic(&props, at, DQuat::IDENTITY).unwrap()
+        } else {
+            RigidBody::fixed(at, DQuat::IDENTITY).unwrap()
+        }
+    }
+
+    /// Oracle for the broad phase: the pairs tested are exactly the brute-force overlapping
+    /// world-AABB pairs with a dynamic body, over random scenes and moves.
+    #[test]
+    fn broad_phase_matches_brute_force() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let solid = icosphere(0.3, 0);
+        let mut src = MeshVolumeSource::new();
+        let mut bodies = Vec::new();
+        for i in 0..12 {
+            bodies.push(body(&solid, DVec3::ZERO, i % 4 != 0));
+            src.add_mesh(i, &solid);
+        }
+        src.spacing = MeshSpacing::Absolute(0.2);
+        for _ in 0..20 {
+            for b in &mut bodies {
+                let (t, q) = random_pose(&mut rng, 1.5);
+                b.position = t;
+                b.orientation = q;
+            }
+            let mut out = Contacts::default();
+            src.contacts(&bodies, &mut out);
+            let mut expected = 0;
+            for i in 0..12 {
+                for j in i + 1..12 {
+                    let (ei, ej) = (&src.entries[i], &src.entries[j]);
+                    let a = ei.world_aabb(&bodies[i].mesh_pose()).unwrap();
+                    let b = ej.world_aabb(&bodies[j].mesh_pose()).unwrap();
+                    if a.overlaps(&b) && (bodies[i].is_dynamic() || bodies[j].is_dynamic()) {
+                        expected += 1;
+                    }
+                }
+            }
+            assert_eq!(src.stats().pairs_tested, expected);
+            assert_eq!(src.stats().pairs_failed, 0);
+            for c in &out.volumes {
+                assert!(c.volume > 0.0 && c.linear.is_finite() && c.angular.is_finite());
+                assert!(c.body_a < c.body_b);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_input_and_skipped_pairs() {
+        let solid = cuboid(Vec3::splat(0.5));
+        // Static–static overlap: skipped.
+        let mut src = MeshVolumeSource::new();
+        src.add_mesh(0, &solid);
+        src.add_mesh(1, &solid);
+        let bodies = [
+            body(&solid, DVec3::ZERO, false),
+            body(&solid, DVec3::new(0.2, 0.0, 0.0), false),
+        ];
+        let mut out = Contacts::default();
+        src.contacts(&bodies, &mut out);
+        assert!(out.is_empty() && src.stats().pairs_tested == 0);
+        // Missing bodies: nothing, no panic.
+        src.contacts(&[], &mut out);
+        assert!(out.is_empty());
+        assert!(src.pair_contact(&bodies, 0, 7).is_none());
+        // Bad spacing and too many rays: the pair is refused and counted.
+        let bodies = [
+            body(&solid, DVec3::ZERO, false),
+            body(&solid, DVec3::new(0.2, 0.0, 0.0), true),
+        ];
+        for (spacing, max_rays) in [
+            (MeshSpacing::Absolute(f64::NAN), 1 << 20),
+            (MeshSpacing::Relative(-1.0), 1 << 20),
+            (MeshSpacing::Absolute(1e-4), 1000),
+        ] {
+            src.spacing = spacing;
+            src.max_rays = max_rays;
+            src.contacts(&bodies, &mut out);
+            assert!(out.is_empty());
+            assert_eq!(src.stats().pairs_failed, 1);
+        }
+        // Two meshes on one body never collide with each other.
+        let mut src = MeshVolumeSource::new();
+        src.add_mesh(0, &solid);
+        src.add_mesh(0, &solid);
+        src.contacts(&[body(&solid, DVec3::ZERO, true)], &mut out);
+        assert!(out.is_empty());
+        // A small box sunk 0.1 into a big one's top face: four parts of equal share, the exact
+        // slab volume (the lattice resolves the 0.5 × 0.5 footprint exactly) and distinct features.
+        let small = cuboid(Vec3::splat(0.25));
+        let mut src = MeshVolumeSource::new();
+        src.add_mesh(0, &solid);
+        src.add_mesh(1, &small);
+        let bodies = [
+            body(&solid, DVec3::ZERO, false),
+            body(&small, DVec3::new(0.0, 0.0, 0.65), true),
+        ];
+        src.contacts(&bodies, &mut out);
+        assert_eq!(out.volumes.len(), 4);
+        let v: f64 = out.volumes.iter().map(|c| c.volume).sum();
+        assert!((v - 0.025).abs() < 1e-9, "{v}");
+        for c in &out.volumes {
+            assert!((c.volume - 0.025 / 4.0).abs() < 1e-9);
+            // Each quadrant's bottom quarter, plus its share of the submerged side walls (whose
+            // horizontal parts cancel over the four quadrants).
+            assert!((c.linear.z + 0.0625).abs() < 1e-9, "{}", c.linear);
+            let s = out.volumes[0].linear;
+            assert!((c.linear.x.abs() - s.x.abs()).abs() < 1e-12);
+            assert!((c.linear.y.abs() - s.y.abs()).abs() < 1e-12);
+        }
+        let total: DVec3 = out.volumes.iter().map(|c| c.linear).sum();
+        assert!(
+            (total - DVec3::new(0.0, 0.0, -0.25)).length() < 1e-9,
+            "{total}"
+        );
+        let mut f: Vec<u64> = out.volumes.iter().map(|c| c.feature).collect();
+        f.sort_unstable();
+        f.dedup();
+        assert_eq!(f.len(), 4);
+    }
+}
