@@ -5,6 +5,7 @@ use interfere_geometry::glam::{DQuat, DVec3, Vec3};
 use interfere_geometry::shapes::cuboid;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::f64::consts::FRAC_PI_2;
 
 const G: f64 = 9.81;
 
@@ -704,4 +705,87 @@ fn mesh_volume_determinism_bit_identical() {
     assert!(na > 0);
     assert_eq!(na, nb);
     assert_eq!(a, b);
+}
+
+/// A ring hanging on a horizontal peg, swung by `swing` radians about the peg: the only support
+/// is the non-convex torus–peg volume contact (the peg passes through the hole).
+fn ring_on_hook(swing: f64) -> (World, Counting<MeshVolumeSource>, BodyId) {
+    use interfere_geometry::shapes::{cylinder, torus};
+    let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
+    let peg_solid = cylinder(0.1, 0.4, 16);
+    // Peg along y at height 1.
+    let peg = w.add_body(
+        RigidBody::fixed(DVec3::new(0.0, 0.0, 1.0), DQuat::from_rotation_x(FRAC_PI_2))
+            .unwrap()
+            .with_material(Material::new(0.6, 0.0)),
+    );
+    let t_solid = torus(0.4, 0.1, 24, 8);
+    let props = mass_properties(&t_solid, 500.0).unwrap();
+    // Ring plane vertical (its axis along y), inner rim (radius 0.3) on the peg (radius 0.1).
+    let hang = DVec3::new(0.0, 0.0, -0.2);
+    let q = DQuat::from_rotation_y(swing) * DQuat::from_rotation_x(FRAC_PI_2);
+    let t = w.add_body(
+        RigidBody::dynamic(
+            &props,
+            DVec3::new(0.0, 0.0, 1.0) + DQuat::from_rotation_y(swing) * hang,
+            q,
+        )
+        .unwrap()
+        .with_material(Material::new(0.6, 0.0)),
+    );
+    let mut mesh = MeshVolumeSource::new();
+    mesh.spacing = MeshSpacing::Absolute(0.01);
+    mesh.add_mesh(peg, &peg_solid);
+    mesh.add_mesh(t, &t_solid);
+    (
+        w,
+        Counting {
+            inner: mesh,
+            volumes: 0,
+        },
+        t,
+    )
+}
+
+#[test]
+fn ring_hangs_on_horizontal_peg() {
+    for swing in [0.0, 0.3] {
+        let (mut w, mut src, t) = ring_on_hook(swing);
+        let e0 = w.kinetic_energy() + w.potential_energy();
+        let mut ke = Vec::new();
+        let mut pos = Vec::new();
+        let mut e_max = f64::NEG_INFINITY;
+        for _ in 0..240 {
+            w.step(&mut src);
+            ke.push(w.kinetic_energy());
+            pos.push(w.bodies()[t].position);
+            e_max = e_max.max(w.kinetic_energy() + w.potential_energy());
+        }
+        let body = &w.bodies()[t];
+        let max_ke_last = ke[180..].iter().fold(0.0f64, |a, &x| a.max(x));
+        let jitter = pos[180..]
+            .iter()
+            .map(|p| (*p - pos[180]).length())
+            .fold(0.0f64, f64::max);
+        let sag = pos.iter().map(|p| p.z).fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "ring on hook swing {swing} (4 s): centre {:.4?}, lowest z {sag:.4}, max KE last second {max_ke_last:.3e} J (mass {:.2} kg), last-second motion {jitter:.3e} m, energy gain {:.3e} J, volume contacts {}",
+            body.position,
+            body.mass(),
+            e_max - e0,
+            src.volumes
+        );
+        // Held by the peg all along: a volume contact in every substep, no fall, no drift
+        // along the peg, no energy gained.
+        assert!(src.volumes >= 240 * 4, "{}", src.volumes);
+        assert!(sag > 0.79, "{sag}");
+        assert!(body.position.y.abs() < 0.01);
+        assert!(e_max <= e0 + 1e-6, "{e_max} vs {e0}");
+        if swing == 0.0 {
+            // Hanging still: 2.5 mm of settling into the faceted contact, then at rest.
+            assert!((body.position - DVec3::new(0.0, 0.0, 0.8)).length() < 5e-3);
+            assert!(max_ke_last < 1e-4, "{max_ke_last}");
+            assert!(jitter < 1e-4, "{jitter}");
+        }
+    }
 }
