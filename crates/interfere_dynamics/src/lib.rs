@@ -1,7 +1,8 @@
 //! # interfere_dynamics
 //!
 //! The rigid-body core of Interfere, with no Bevy: mass properties of closed meshes
-//! ([`mass`]), rigid bodies ([`body`]), contacts and contact sources ([`contact`]), a
+//! ([`mass`]), rigid bodies ([`body`]), contacts and contact sources ([`contact`]),
+//! mesh–mesh volume contacts ([`mesh_volume`]), a
 //! sequential-impulse solver with friction, restitution, volume contacts and post-stabilization
 //! ([`solver`]) and the fixed-step world ([`world`]).
 //!
@@ -14,6 +15,7 @@ pub mod bench;
 pub mod body;
 pub mod contact;
 pub mod mass;
+pub mod mesh_volume;
 pub mod scene;
 pub mod solver;
 pub mod world;
@@ -25,6 +27,9 @@ pub use contact::{
     SphereSource, VolumeContact, VolumePart, volume_below_plane, volume_below_plane_split,
 };
 pub use mass::{MassError, MassProperties, mass_properties, mass_properties_of_surface};
+pub use mesh_volume::{
+    MeshSpacing, MeshVolumePart, MeshVolumeSource, MeshVolumeStats, split_mesh_volume,
+};
 pub use scene::{BuiltScene, Scene, SceneError};
 pub use solver::{Solver, SolverSettings};
 pub use world::{World, WorldError, WorldSettings};
