@@ -8,6 +8,7 @@
 use crate::body::{BodyError, Material, RigidBody};
 use crate::contact::{BodyId, HalfSpaceSource, Plane};
 use crate::mass::{MassError, mass_properties};
+use crate::mesh_volume::MeshVolumeSource;
 use crate::world::{World, WorldError, WorldSettings};
 use glam::{DQuat, DVec3, Vec3};
 use interfere_geometry::{MeshOptions, Solid, io, shapes};
@@ -220,8 +221,9 @@ pub enum ShapeSpec {
 pub struct BuiltScene {
     /// The world.
     pub world: World,
-    /// Contacts of every body's mesh against the scene's planes.
-    pub source: HalfSpaceSource,
+    /// Contacts: every body's mesh vertices against the scene's planes (point contacts), and
+    /// every pair of body meshes by intersection volume (volume contacts).
+    pub source: (HalfSpaceSource, MeshVolumeSource),
     /// Body names, by [`BodyId`].
     pub names: Vec<String>,
     /// Each body's closed mesh, in its mesh frame, by [`BodyId`].
@@ -272,6 +274,7 @@ impl Scene {
             ..WorldSettings::default()
         })?;
         let mut source = HalfSpaceSource::new(0.0);
+        let mut meshes = MeshVolumeSource::new();
         let mut names = Vec::new();
         let mut solids = Vec::new();
         let ground = world.add_body(RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).map_err(
@@ -293,12 +296,13 @@ impl Scene {
         for spec in &self.bodies {
             let (id, solid) = build_body(&mut world, spec)?;
             source.add_mesh(id, &solid);
+            meshes.add_mesh(id, &solid);
             names.push(spec.name.clone());
             solids.push(solid);
         }
         Ok(BuiltScene {
             world,
-            source,
+            source: (source, meshes),
             names,
             solids,
         })
@@ -460,6 +464,31 @@ mod tests {
         assert!((b.position.z - 0.5).abs() < 5e-3, "{}", b.position);
         assert!(b.linear_velocity.length() < 1e-2, "{}", b.linear_velocity);
         assert_eq!(built.names, ["ground", "box"]);
+    }
+
+    #[test]
+    fn a_box_dropped_on_a_static_box_rests_on_it_by_volume_contact() {
+        let text = r#"{
+            "bodies": [
+                { "name": "table", "kind": "static",
+                  "shape": { "cuboid": { "half_extents": [2, 2, 0.5] } } },
+                { "name": "box", "shape": { "cuboid": { "half_extents": [0.4, 0.3, 0.25] } },
+                  "position": [0.2, 0, 1.2] }
+            ]
+        }"#;
+        let mut built = Scene::from_json(text, Path::new("t.json"))
+            .unwrap()
+            .build()
+            .unwrap();
+        for _ in 0..150 {
+            built.world.step(&mut built.source);
+        }
+        let b = built.world.body(2).unwrap();
+        // Top of the table at z = 0.5, box half height 0.25: centre at 0.75 (within the
+        // volume slop and a few mm of sampling).
+        assert!((b.position.z - 0.75).abs() < 5e-3, "{}", b.position);
+        assert!(b.linear_velocity.length() < 1e-2, "{}", b.linear_velocity);
+        assert!(!built.world.last_contacts().volumes.is_empty());
     }
 
     #[test]
