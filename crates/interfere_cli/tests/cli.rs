@@ -166,6 +166,11 @@ fn simulate_runs_the_shipped_scene_and_writes_trajectories() {
     // The dropped box has landed on the plane (centre at half its size, within a few mm).
     let z = last["position"][2].as_f64().unwrap();
     assert!((z - 0.5).abs() < 0.01, "box centre z {z}");
+    // The box dropped on the static table rests on it by mesh-mesh volume contact.
+    assert_eq!(v["bodies"][5], "on_table");
+    let last = v["trajectories"][5].as_array().unwrap().last().unwrap().clone();
+    let z = last["position"][2].as_f64().unwrap();
+    assert!((z - 0.7).abs() < 0.01, "box on table centre z {z}");
 
     // Malformed scene: the error names the field.
     let bad = dir.join("bad.json");
