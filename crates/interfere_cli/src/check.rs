@@ -49,17 +49,50 @@ pub enum MethodArg {
     Bfs,
     /// Every triangle pair (the oracle; slow).
     Brute,
+    /// Balanced AABB tree traversed breadth-first on the GPU (wgpu compute), exact triangle
+    /// tests on the CPU.
+    Gpu,
 }
 
-impl From<MethodArg> for Method {
-    fn from(m: MethodArg) -> Self {
-        match m {
-            MethodArg::Obb => Method::Obb,
-            MethodArg::Aabb => Method::Aabb,
-            MethodArg::Bfs => Method::Bfs,
-            MethodArg::Brute => Method::Brute,
+impl MethodArg {
+    /// The CPU method, or `None` for the GPU path.
+    fn cpu(self) -> Option<Method> {
+        match self {
+            MethodArg::Obb => Some(Method::Obb),
+            MethodArg::Aabb => Some(Method::Aabb),
+            MethodArg::Bfs => Some(Method::Bfs),
+            MethodArg::Brute => Some(Method::Brute),
+            MethodArg::Gpu => None,
         }
     }
+}
+
+/// Candidate pairs from the GPU traversal, filtered by the exact test on the CPU.
+fn gpu_pairs(
+    a: &Collider,
+    b: &Collider,
+    b_to_a: &interfere_geometry::DPose,
+    all_pairs: bool,
+) -> Result<Vec<(u32, u32)>, String> {
+    use interfere_gpu::{GpuBvhTraversal, GpuContext};
+    let ctx = GpuContext::headless().map_err(|e| e.to_string())?;
+    let traversal = GpuBvhTraversal::new(&ctx);
+    let ta = GpuBvhTraversal::upload_tree(&ctx, a.balanced_tree()).map_err(|e| e.to_string())?;
+    let tb = GpuBvhTraversal::upload_tree(&ctx, b.balanced_tree()).map_err(|e| e.to_string())?;
+    let capacity = 1 << 26;
+    let candidates = traversal
+        .candidate_pairs(&ctx, &ta, &tb, b_to_a, capacity)
+        .map_err(|e| e.to_string())?;
+    let mut pairs = Vec::new();
+    for (i, j) in candidates {
+        if a.pair_intersects(b, b_to_a, i, j) {
+            pairs.push((i, j));
+            if !all_pairs {
+                break;
+            }
+        }
+    }
+    Ok(pairs)
 }
 
 #[derive(Serialize)]
@@ -97,23 +130,30 @@ pub fn run(args: CheckArgs) -> Result<(), String> {
     let mesh_a = io::load_mesh(&args.a, &opts).map_err(|e| e.to_string())?;
     let mesh_b = io::load_mesh(&args.b, &opts).map_err(|e| e.to_string())?;
     let load = ms(t);
-    let method: Method = args.method.into();
+    let method = args.method.cpu();
     let t = Instant::now();
     let a = Collider::new(mesh_a);
     let b = Collider::new(mesh_b);
-    a.prepare(method);
-    b.prepare(method);
+    let prepared = method.unwrap_or(Method::Bfs);
+    a.prepare(prepared);
+    b.prepare(prepared);
     let build = ms(t);
     let b_to_a = relative(&pose_a, &pose_b);
     let t = Instant::now();
-    let result = a
-        .interference(&b, &b_to_a, method, args.all_pairs)
-        .map_err(|e| e.to_string())?;
+    let result = match method {
+        Some(m) => a
+            .interference(&b, &b_to_a, m, args.all_pairs)
+            .map_err(|e| e.to_string())?,
+        None => {
+            let pairs = gpu_pairs(&a, &b, &b_to_a, args.all_pairs)?;
+            a.complete(&b, &b_to_a, pairs)
+        }
+    };
     let query = ms(t);
     let report = Report {
         a: args.a.display().to_string(),
         b: args.b.display().to_string(),
-        method: method.name(),
+        method: method.map_or("gpu", Method::name),
         intersecting: result.intersecting,
         contained: result.contained.map(|c| match c {
             Containment::AInsideB => "a_inside_b",

@@ -207,14 +207,26 @@ impl Collider {
         } else {
             self.first_hit(other, b_to_a, method)?.into_iter().collect()
         };
+        Ok(self.complete(other, b_to_a, pairs))
+    }
+
+    /// Completes a query whose intersecting pairs were found elsewhere (for example by the GPU
+    /// traversal with [`Collider::pair_intersects`] at the leaves): when `pairs` is empty and
+    /// both meshes are closed, containment decides nesting.
+    pub fn complete(
+        &self,
+        other: &Collider,
+        b_to_a: &DPose,
+        pairs: Vec<(u32, u32)>,
+    ) -> Interference {
         if !pairs.is_empty() {
-            return Ok(Interference {
+            return Interference {
                 intersecting: true,
                 pairs,
                 ..Default::default()
-            });
+            };
         }
-        Ok(match (&self.solid, &other.solid) {
+        match (&self.solid, &other.solid) {
             (Ok(a), Ok(b)) => {
                 let contained = containment::containment(a, b, b_to_a);
                 Interference {
@@ -232,7 +244,16 @@ impl Collider {
                 )),
                 pairs,
             },
-        })
+        }
+    }
+
+    /// The exact leaf test every method uses: does triangle `ta` of this mesh meet triangle
+    /// `tb` of `other` placed by `b_to_a`? Out-of-range indices answer `false`.
+    pub fn pair_intersects(&self, other: &Collider, b_to_a: &DPose, ta: u32, tb: u32) -> bool {
+        if ta as usize >= self.mesh.triangle_count() || tb as usize >= other.mesh.triangle_count() {
+            return false;
+        }
+        LeafTest::new(&self.mesh, &other.mesh, b_to_a).test(ta, tb)
     }
 }
 
