@@ -1025,7 +1025,9 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    fn hull_of(points: &[Vec3]) -> (ConvexHull, HullFeatures) {
+    type Shape = (ConvexHull, HullFeatures);
+
+    fn hull_of(points: &[Vec3]) -> Shape {
         let Ok(Hull::Solid(h)) = convex_hull(points) else {
             panic!("test points must span a volume");
         };
@@ -1408,7 +1410,7 @@ mod tests {
             translation: t,
         };
         let s2 = std::f64::consts::SQRT_2;
-        let cases: Vec<(&str, &(ConvexHull, HullFeatures), DPose, Option<f64>)> = vec![
+        let cases: Vec<(&str, &Shape, DPose, Option<f64>)> = vec![
             (
                 "face-face touching",
                 &cube,
@@ -1579,7 +1581,7 @@ mod tests {
                 proximity_brute_force(&a.1, &b.1, &p).is_penetrating()
             };
             let (mut lo, mut hi) = (0.0, 4.0);
-            for _ in 0..40 {
+            for _ in 0..30 {
                 let mid = 0.5 * (lo + hi);
                 if probe(mid) {
                     lo = mid;
