@@ -19,7 +19,7 @@
 //! pose `b_to_a` ([`DPose::transform_point`]). Feature merging is exact; distances and Voronoi
 //! tests use a tolerance relative to the hulls' size.
 
-use crate::hull::{ConvexHull, HullError, orient};
+use crate::hull::{ConvexHull, HullError, collinear, orient};
 use crate::mesh::TriMesh;
 use crate::pose::DPose;
 use glam::DVec3;
@@ -1015,6 +1015,43 @@ pub fn classify(mesh: &TriMesh, features: &HullFeatures) -> Vec<FeatureColor> {
         .collect()
 }
 
+/// Colours each edge of `features` (the hull of `mesh`'s vertices): red when the mesh edges
+/// lying exactly on the edge's line (exact collinearity of both endpoints with the edge's
+/// corners) cover its length (to a relative `1e-9`), green when the edge bridges a concavity
+/// or a gap of the mesh.
+pub fn classify_edges(mesh: &TriMesh, features: &HullFeatures) -> Vec<FeatureColor> {
+    let mv = mesh.vertices();
+    let mut mesh_edges: Vec<(u32, u32)> = mesh
+        .triangles()
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3]))))
+        .collect();
+    mesh_edges.sort_unstable();
+    mesh_edges.dedup();
+    (0..features.edge_count() as u32)
+        .map(|e| {
+            let [a, b] = features.edge_vertices(e).map(|v| features.vertex(v));
+            let (a32, b32) = (a.as_vec3(), b.as_vec3());
+            let covered: f64 = mesh_edges
+                .iter()
+                .filter(|&&(p, q)| {
+                    collinear(a32, b32, mv[p as usize]) && collinear(a32, b32, mv[q as usize])
+                })
+                .map(|&(p, q)| {
+                    mv[p as usize]
+                        .as_dvec3()
+                        .distance(mv[q as usize].as_dvec3())
+                })
+                .sum();
+            if covered >= a.distance(b) * (1.0 - 1e-9) {
+                FeatureColor::Red
+            } else {
+                FeatureColor::Green
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1558,6 +1595,90 @@ mod tests {
             colors.iter().filter(|&&c| c == FeatureColor::Green).count(),
             1
         );
+    }
+
+    #[test]
+    fn red_green_edges() {
+        let cube = shapes::cuboid(Vec3::new(1.0, 2.0, 0.5));
+        let (_, f) = hull_of(cube.vertices());
+        assert!(
+            classify_edges(&cube, &f)
+                .iter()
+                .all(|&c| c == FeatureColor::Red)
+        );
+        // The torus hull's edges all run along mesh edges (rings and meridians).
+        let torus = shapes::torus(1.0, 0.3, 16, 8);
+        let (_, f) = hull_of(torus.vertices());
+        // Ring edges (constant z) are mesh edges, hence red. The f32 tube quads are not
+        // exactly planar: where one folds inward the hull takes the other diagonal, which is no
+        // mesh edge (green), and the two hull triangles beside it are then not covered by the
+        // mesh (green faces).
+        let edges = classify_edges(&torus, &f);
+        let faces = classify(&torus, &f);
+        for (e, c) in edges.iter().enumerate() {
+            let [a, b] = f.edge_vertices(e as u32).map(|v| f.vertex(v));
+            if a.z == b.z {
+                assert_eq!(*c, FeatureColor::Red, "ring edge {e}");
+            }
+            if *c == FeatureColor::Green {
+                for g in f.edge_faces(e as u32) {
+                    assert_eq!(
+                        faces[g as usize],
+                        FeatureColor::Green,
+                        "face {g} by edge {e}"
+                    );
+                }
+            }
+        }
+        // A red face has only red edges, on every test shape.
+        let meshes = [
+            shapes::bumpy_sphere(1.0, 0.3, 3.0, 2, 7),
+            shapes::torus(1.0, 0.5, 12, 6),
+            shapes::cylinder(1.0, 0.5, 9),
+        ];
+        for m in &meshes {
+            let (_, f) = hull_of(m.vertices());
+            let (faces, edges) = (classify(m, &f), classify_edges(m, &f));
+            for (i, c) in faces.iter().enumerate() {
+                if *c == FeatureColor::Red {
+                    for &e in f.face_edges(i as u32) {
+                        assert_eq!(edges[e as usize], FeatureColor::Red);
+                    }
+                }
+            }
+        }
+
+        // Two boxes side by side: the bridging edges and faces are green, the rest red.
+        let bx = shapes::cuboid(Vec3::ONE);
+        let left = bx.transformed(&crate::Pose::from_translation(Vec3::X * -3.0));
+        let right = bx.transformed(&crate::Pose::from_translation(Vec3::X * 3.0));
+        let both = TriMesh::merge(&[&left, &right]).expect("merge");
+        let (_, f) = hull_of(both.vertices());
+        assert_eq!(
+            (f.vertex_count(), f.edge_count(), f.face_count()),
+            (8, 12, 6)
+        );
+        let edges = classify_edges(&both, &f);
+        for (e, c) in edges.iter().enumerate() {
+            let [a, b] = f.edge_vertices(e as u32).map(|v| f.vertex(v));
+            let bridging = (a.x - b.x).abs() > 2.5;
+            let expect = if bridging {
+                FeatureColor::Green
+            } else {
+                FeatureColor::Red
+            };
+            assert_eq!(*c, expect, "edge {e}: {a} {b}");
+        }
+        let faces = classify(&both, &f);
+        for (i, c) in faces.iter().enumerate() {
+            let (n, _) = f.face_plane(i as u32);
+            let expect = if n.x.abs() > 0.5 {
+                FeatureColor::Red
+            } else {
+                FeatureColor::Green
+            };
+            assert_eq!(*c, expect, "face {i}");
+        }
     }
 
     /// A zero step limit sends every query to the counted brute-force fallback, which agrees

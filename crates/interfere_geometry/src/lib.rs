@@ -35,7 +35,7 @@ pub use bvh::obbtree::{ObbNode, ObbNodeKind, ObbTree};
 pub use bvh::{BalancedTree, SatLite};
 pub use closest_features::{
     ClosestFeatures, ConstraintPlane, Feature, FeatureColor, HullFeatures, Proximity, WalkStats,
-    classify, proximity_brute_force,
+    classify, classify_edges, proximity_brute_force,
 };
 pub use containment::{Containment, PointLocation, containment, locate_point};
 pub use error::{LoadError, MeshError, SapError, SaveError};
