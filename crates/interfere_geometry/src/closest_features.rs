@@ -1270,6 +1270,90 @@ mod tests {
         pool
     }
 
+    /// Structural checks of the features of `hull`.
+    fn assert_consistent(hull: &ConvexHull, h: &HullFeatures) {
+        let (v, e, f) = (h.vertex_count(), h.edge_count(), h.face_count());
+        assert_eq!(v as i64 - e as i64 + f as i64, 2, "Euler");
+        for fi in 0..f as u32 {
+            let (n, d) = h.face_plane(fi);
+            for v in 0..v as u32 {
+                assert!(n.dot(h.vertex(v)) - d <= 1e-12, "convex");
+            }
+            for &v in h.face_vertices(fi) {
+                assert!((n.dot(h.vertex(v)) - d).abs() <= 1e-12, "planar");
+            }
+            let m = h.face_vertices(fi).len();
+            for (i, &e) in h.face_edges(fi).iter().enumerate() {
+                let ev = h.edge_vertices(e);
+                let (a, b) = (h.face_vertices(fi)[i], h.face_vertices(fi)[(i + 1) % m]);
+                assert!(ev == [a, b] || ev == [b, a]);
+                assert!(h.edge_faces(e).contains(&fi));
+            }
+        }
+        // Each feature's Voronoi region contains the outward offset of its own points.
+        for fi in 0..f as u32 {
+            let (n, _) = h.face_plane(fi);
+            let vs = h.face_vertices(fi);
+            let c = vs.iter().map(|&v| h.vertex(v)).sum::<DVec3>() / vs.len() as f64;
+            let x = c + n;
+            assert!(
+                h.voronoi_region(Feature::Face(fi))
+                    .iter()
+                    .all(|p| p.signed(x) >= -1e-12)
+            );
+        }
+        for ei in 0..e as u32 {
+            let [a, b] = h.edge_vertices(ei).map(|v| h.vertex(v));
+            let [f0, f1] = h.edge_faces(ei).map(|f| h.face_plane(f).0);
+            let x = (a + b) * 0.5 + (f0 + f1).normalize();
+            assert!(
+                h.voronoi_region(Feature::Edge(ei))
+                    .iter()
+                    .all(|p| p.signed(x) >= -1e-12)
+            );
+        }
+        // Corners: at least three edges, not all in one plane.
+        for v in 0..v as u32 {
+            let p = h.vertex(v);
+            let dirs: Vec<DVec3> = h
+                .vertex_edges(v)
+                .iter()
+                .map(|&e| {
+                    let [a, b] = h.edge_vertices(e);
+                    h.vertex(if a == v { b } else { a }) - p
+                })
+                .collect();
+            assert!(dirs.len() >= 3);
+            let n = dirs[0].cross(dirs[1]);
+            assert!(
+                dirs.iter().any(|d| n.dot(*d).abs() > 1e-9),
+                "flat corner {v}"
+            );
+            let inc_faces: DVec3 = h
+                .vertex_edges(v)
+                .iter()
+                .map(|&e| h.face_plane(h.edge_faces(e)[0]).0)
+                .sum();
+            let x = p + inc_faces.normalize();
+            assert!(
+                h.voronoi_region(Feature::Vertex(v))
+                    .iter()
+                    .all(|c| c.signed(x) >= -1e-12)
+            );
+        }
+        // Hull vertices that are not corners lie on the boundary.
+        let corners: Vec<u32> = (0..v as u32).map(|i| h.hull_vertex(i)).collect();
+        for (i, p) in hull.vertices().iter().enumerate() {
+            if !corners.contains(&(i as u32)) {
+                let x = p.as_dvec3();
+                assert!((0..f as u32).any(|fi| {
+                    let (n, d) = h.face_plane(fi);
+                    (n.dot(x) - d).abs() <= 1e-12
+                }));
+            }
+        }
+    }
+
     #[test]
     fn features_of_hulls_are_consistent() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
@@ -1299,47 +1383,8 @@ mod tests {
         let mut all = shape_pool(&mut rng);
         all.push(cube);
         all.push(c2);
-        for (_, h) in &all {
-            let (v, e, f) = (h.vertex_count(), h.edge_count(), h.face_count());
-            assert_eq!(v as i64 - e as i64 + f as i64, 2, "Euler");
-            for fi in 0..f as u32 {
-                let (n, d) = h.face_plane(fi);
-                for v in 0..v as u32 {
-                    assert!(n.dot(h.vertex(v)) - d <= 1e-12, "convex");
-                }
-                for &v in h.face_vertices(fi) {
-                    assert!((n.dot(h.vertex(v)) - d).abs() <= 1e-12, "planar");
-                }
-                let m = h.face_vertices(fi).len();
-                for (i, &e) in h.face_edges(fi).iter().enumerate() {
-                    let ev = h.edge_vertices(e);
-                    let (a, b) = (h.face_vertices(fi)[i], h.face_vertices(fi)[(i + 1) % m]);
-                    assert!(ev == [a, b] || ev == [b, a]);
-                    assert!(h.edge_faces(e).contains(&fi));
-                }
-            }
-            // Each feature's Voronoi region contains the outward offset of its own points.
-            for fi in 0..f as u32 {
-                let (n, _) = h.face_plane(fi);
-                let vs = h.face_vertices(fi);
-                let c = vs.iter().map(|&v| h.vertex(v)).sum::<DVec3>() / vs.len() as f64;
-                let x = c + n;
-                assert!(
-                    h.voronoi_region(Feature::Face(fi))
-                        .iter()
-                        .all(|p| p.signed(x) >= -1e-12)
-                );
-            }
-            for ei in 0..e as u32 {
-                let [a, b] = h.edge_vertices(ei).map(|v| h.vertex(v));
-                let [f0, f1] = h.edge_faces(ei).map(|f| h.face_plane(f).0);
-                let x = (a + b) * 0.5 + (f0 + f1).normalize();
-                assert!(
-                    h.voronoi_region(Feature::Edge(ei))
-                        .iter()
-                        .all(|p| p.signed(x) >= -1e-12)
-                );
-            }
+        for (hull, h) in &all {
+            assert_consistent(hull, h);
         }
     }
 
@@ -1729,5 +1774,76 @@ mod tests {
             walk.stats
         );
         assert!(hits > 20 && misses > 20);
+    }
+
+    /// Hulls of random subsets of a 5×5×5 grid's surface: many coplanar hull triangles and
+    /// non-corner hull vertices. Pairs under axis-aligned rotations and integer translations
+    /// touch, share face planes and overlap exactly; all must match the oracle.
+    #[test]
+    fn grid_hulls_coplanar_and_touching() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut grid = Vec::new();
+        for x in -2..=2i32 {
+            for y in -2..=2i32 {
+                for z in -2..=2i32 {
+                    if x.abs() == 2 || y.abs() == 2 || z.abs() == 2 {
+                        grid.push(Vec3::new(x as f32, y as f32, z as f32));
+                    }
+                }
+            }
+        }
+        let mut hulls = Vec::new();
+        let mut dropped = 0;
+        while hulls.len() < 12 {
+            let mut pts: Vec<Vec3> = grid
+                .iter()
+                .copied()
+                .filter(|_| rng.random::<f64>() < 0.4)
+                .collect();
+            for i in (1..pts.len()).rev() {
+                pts.swap(i, rng.random_range(0..=i));
+            }
+            let Ok(Hull::Solid(h)) = convex_hull(&pts) else {
+                continue;
+            };
+            let f = HullFeatures::new(&h).expect("features");
+            assert_consistent(&h, &f);
+            dropped += h.vertices().len() - f.vertex_count();
+            hulls.push((h, f));
+        }
+        assert!(dropped > 0, "no hull kept a non-corner vertex");
+        let quarter = [
+            DMat3::IDENTITY,
+            DMat3::from_cols(DVec3::Y, -DVec3::X, DVec3::Z),
+            DMat3::from_cols(DVec3::X, DVec3::Z, -DVec3::Y),
+        ];
+        let (mut touching, mut apart, mut tracker) = (0, 0, ClosestFeatures::new());
+        for case in 0..150 {
+            let a = &hulls[rng.random_range(0..hulls.len())];
+            let b = &hulls[rng.random_range(0..hulls.len())];
+            let t = DVec3::new(
+                rng.random_range(-5..=5) as f64,
+                rng.random_range(-5..=5) as f64,
+                rng.random_range(-1..=1) as f64,
+            );
+            let pose = DPose {
+                rotation: quarter[rng.random_range(0..3)],
+                translation: t,
+            };
+            let r = tracker.query(&a.1, &b.1, &pose);
+            let what = format!("grid case {case}");
+            if check(&r, (&a.0, &a.1), (&b.0, &b.1), &pose, &what) {
+                touching += 1;
+            } else {
+                apart += 1;
+            }
+            let brute = proximity_brute_force(&a.1, &b.1, &pose);
+            check(&brute, (&a.0, &a.1), (&b.0, &b.1), &pose, &what);
+        }
+        eprintln!(
+            "grid: {touching} touching/overlapping, {apart} apart, {:?}",
+            tracker.stats
+        );
+        assert!(touching > 10 && apart > 10);
     }
 }
