@@ -709,7 +709,7 @@ enum Check {
     Inside,
     Move(Feature),
     /// Below the face's own plane: the pseudo-internal region.
-    Below(u32),
+    Below,
 }
 
 fn check_region(h: &HullFeatures, f: Feature, x: DVec3, tol: f64) -> Check {
@@ -728,13 +728,13 @@ fn check_region(h: &HullFeatures, f: Feature, x: DVec3, tol: f64) -> Check {
     if let Some(n) = worst.1 {
         return Check::Move(n);
     }
-    match (own, f) {
-        (Some(p), Feature::Face(i)) if p.signed(x) < -tol => Check::Below(i),
+    match own {
+        Some(p) if p.signed(x) < -tol => Check::Below,
         _ => Check::Inside,
     }
 }
 
-/// One step of the walk for the pair `(fa, fb)`; `swap` says the roles are exchanged.
+/// One step of the walk for the pair `(fa, fb)`: done, penetrating, or the next pair.
 fn step(
     a: &HullFeatures,
     b: &HullFeatures,
@@ -753,61 +753,31 @@ fn step(
     match check_region(a, fa, q, tol) {
         Check::Inside => {}
         Check::Move(n) => return Step::Move(n, fb),
-        Check::Below(face) => return below(a, face, fb, q, &gb, b, tol),
+        Check::Below => return below(a, fb, q, tol),
     }
     // p (on A) against B's region of fb, in B's frame.
     let pb = a_to_b.transform_dpoint(p);
     match check_region(b, fb, pb, tol) {
         Check::Inside => Step::Done(p, q),
         Check::Move(n) => Step::Move(fa, n),
-        Check::Below(face) => {
-            let ga_b = a.geometry(fa, a_to_b);
-            match below(b, face, fa, pb, &ga_b, a, tol) {
-                Step::Move(x, y) => Step::Move(y, x),
-                s => s,
-            }
-        }
+        Check::Below => match below(b, fa, pb, tol) {
+            Step::Move(x, y) => Step::Move(y, x),
+            s => s,
+        },
     }
 }
 
-/// Pseudo-internal region handling: point `x` of feature `other` (geometry `g`, in `h`'s frame)
-/// lies below face `face` of `h`. Returns the next pair as `(feature of h, feature of other)`.
-#[allow(clippy::too_many_arguments)]
-fn below(
-    h: &HullFeatures,
-    face: u32,
-    other: Feature,
-    x: DVec3,
-    g: &Geo,
-    other_hull: &HullFeatures,
-    tol: f64,
-) -> Step {
-    match other {
-        Feature::Vertex(_) => {
-            let (inside, deepest) = h.deepest_face(x, tol);
-            if inside {
-                Step::Penetrating
-            } else {
-                Step::Move(Feature::Face(deepest), other)
-            }
-        }
-        _ => {
-            // Step down to the corner of `other` furthest below the face's plane.
-            let (n, d) = h.face_plane(face);
-            let corners: Vec<u32> = match other {
-                Feature::Edge(e) => other_hull.edge_vertices(e).to_vec(),
-                Feature::Face(f) => other_hull.face_vertices(f).to_vec(),
-                Feature::Vertex(v) => vec![v],
-            };
-            let mut best = (f64::INFINITY, corners[0]);
-            for (i, &v) in corners.iter().enumerate() {
-                let s = n.dot(g.pts[i]) - d;
-                if s < best.0 {
-                    best = (s, v);
-                }
-            }
-            Step::Move(Feature::Face(face), Feature::Vertex(best.1))
-        }
+/// Pseudo-internal region handling: point `x` of `other` (a feature of the other hull, in
+/// `h`'s frame) lies below a face plane of `h`. If `x` is below every face plane it is a point
+/// of the other hull inside `h`: penetration. Otherwise the walk jumps to the face of `h` that
+/// `x` lies furthest above (keeping `other`). Returns the next pair as
+/// `(feature of h, feature of other)`.
+fn below(h: &HullFeatures, other: Feature, x: DVec3, tol: f64) -> Step {
+    let (inside, deepest) = h.deepest_face(x, tol);
+    if inside {
+        Step::Penetrating
+    } else {
+        Step::Move(Feature::Face(deepest), other)
     }
 }
 
@@ -1845,5 +1815,6 @@ mod tests {
             tracker.stats
         );
         assert!(touching > 10 && apart > 10);
+        assert!(tracker.stats.fallbacks * 20 <= tracker.stats.queries);
     }
 }
