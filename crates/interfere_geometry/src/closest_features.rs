@@ -11,8 +11,13 @@
 //!   neighbouring feature to step to. The pair is kept between queries (warm start), so under
 //!   small motions a query takes a few steps. A point of one hull falling below a face plane of
 //!   the other enters the pseudo-internal Voronoi region: it is tested against every face plane
-//!   and reported as [`Proximity::Penetrating`] when inside. A step limit guards against cycling,
-//!   after which the query falls back to [`proximity_brute_force`] (counted in [`WalkStats`]).
+//!   and reported as [`Proximity::Penetrating`] when inside, otherwise the walk jumps to the face
+//!   the point lies furthest above. (The paper's pseudo-internal regions are pyramids from each
+//!   face to the centroid; the full containment test used here decides penetration exactly in
+//!   place of the pyramid membership, at `O(faces)` cost only when a point is inside a face's
+//!   half-space.) Two features that intersect (closest points within the tolerance) are also
+//!   reported penetrating. A step limit guards against cycling, after which the query falls
+//!   back to [`proximity_brute_force`] (counted in [`WalkStats`]).
 //! * [`classify`]: red (on the original model) and green (introduced by the hull) faces.
 //!
 //! Geometry is in `f64`: A's features in A's frame, B's mapped into A's frame by the relative
@@ -1816,5 +1821,61 @@ mod tests {
         );
         assert!(touching > 10 && apart > 10);
         assert!(tracker.stats.fallbacks * 20 <= tracker.stats.queries);
+    }
+
+    /// Timing: warm-started walk vs cold walk vs brute force on two icospheres (642 and 162
+    /// vertices) orbiting each other in small steps.
+    #[test]
+    #[ignore = "timing; run with --release -- --ignored --nocapture"]
+    fn timing_warm_cold_brute() {
+        let a = hull_of(shapes::icosphere(1.0, 3).vertices());
+        let b = hull_of(shapes::icosphere(0.5, 2).vertices());
+        let frames = 2000;
+        let pose_at = |i: usize| {
+            let t = i as f64 / frames as f64 * std::f64::consts::TAU;
+            DPose {
+                rotation: DMat3::from_axis_angle(DVec3::new(1.0, 2.0, 3.0).normalize(), 3.0 * t),
+                translation: DVec3::new(2.0 * t.cos(), 2.0 * t.sin(), 0.3 * (5.0 * t).sin()),
+            }
+        };
+        // Every `stride`-th frame (brute force is far slower).
+        let time = |stride: usize, f: &mut dyn FnMut(usize) -> f64| {
+            let start = std::time::Instant::now();
+            let mut sum = 0.0;
+            for i in (0..frames).step_by(stride) {
+                sum += f(i);
+            }
+            let n = frames.div_ceil(stride);
+            (
+                start.elapsed().as_secs_f64() * 1e6 / n as f64,
+                sum * stride as f64,
+            )
+        };
+        let mut warm = ClosestFeatures::new();
+        let (tw, sw) = time(1, &mut |i| warm.query(&a.1, &b.1, &pose_at(i)).distance());
+        let mut cold = ClosestFeatures::new();
+        let (tc, sc) = time(1, &mut |i| {
+            cold.reset();
+            cold.query(&a.1, &b.1, &pose_at(i)).distance()
+        });
+        let (tb, _) = time(100, &mut |i| {
+            let d = proximity_brute_force(&a.1, &b.1, &pose_at(i)).distance();
+            let w = ClosestFeatures::new()
+                .query(&a.1, &b.1, &pose_at(i))
+                .distance();
+            assert!((d - w).abs() < 1e-9);
+            d
+        });
+        assert!((sw - sc).abs() < 1e-6);
+        eprintln!(
+            "features {}+{}: warm {tw:.2} us/query ({:.2} steps), cold {tc:.2} us ({:.2} steps), \
+             brute force {tb:.1} us; fallbacks {} {}",
+            a.1.face_count(),
+            b.1.face_count(),
+            warm.stats.mean_steps(),
+            cold.stats.mean_steps(),
+            warm.stats.fallbacks,
+            cold.stats.fallbacks
+        );
     }
 }
