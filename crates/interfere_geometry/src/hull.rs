@@ -130,7 +130,7 @@ pub(crate) fn orient(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> f64 {
 }
 
 /// Exact collinearity of three points (all three coordinate-plane projections degenerate).
-fn collinear(a: Vec3, b: Vec3, c: Vec3) -> bool {
+pub(crate) fn collinear(a: Vec3, b: Vec3, c: Vec3) -> bool {
     let proj = |v: Vec3, i: usize, j: usize| robust::Coord {
         x: v[i] as f64,
         y: v[j] as f64,

@@ -12,6 +12,7 @@
 pub mod aabb;
 pub mod brute_force;
 pub mod bvh;
+pub mod closest_features;
 pub mod containment;
 pub mod error;
 pub mod hull;
@@ -32,6 +33,10 @@ pub use aabb::Aabb;
 pub use brute_force::{all_pairs_brute, first_hit_brute};
 pub use bvh::obbtree::{ObbNode, ObbNodeKind, ObbTree};
 pub use bvh::{BalancedTree, SatLite};
+pub use closest_features::{
+    ClosestFeatures, ConstraintPlane, Feature, FeatureColor, HullFeatures, Proximity, WalkStats,
+    classify, classify_edges, proximity_brute_force,
+};
 pub use containment::{Containment, PointLocation, containment, locate_point};
 pub use error::{LoadError, MeshError, SapError, SaveError};
 pub use glam;
