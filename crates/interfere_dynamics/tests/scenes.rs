@@ -789,3 +789,44 @@ fn ring_hangs_on_horizontal_peg() {
         }
     }
 }
+
+/// The stack with real box-box contact: every pair of boxes (and the boxes on a static slab)
+/// meets through mesh-mesh intersection volume, no stand-in planes.
+#[test]
+fn stack_of_five_boxes_stands_ten_seconds_on_mesh_volume_contact() {
+    let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
+    let (slab, slab_solid) =
+        static_box(&mut w, Vec3::new(2.0, 2.0, 0.5), DVec3::new(0.0, 0.0, -0.5));
+    let mut src = MeshVolumeSource::new();
+    src.add_mesh(slab, &slab_solid);
+    let half = Vec3::new(0.5, 0.5, 0.25);
+    let solid = cuboid(half);
+    let props = mass_properties(&solid, 500.0).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let z = f64::from(half.z) * (2 * i + 1) as f64;
+        let id = w.add_body(
+            RigidBody::dynamic(&props, DVec3::new(0.0, 0.0, z), DQuat::IDENTITY)
+                .unwrap()
+                .with_material(Material::new(0.6, 0.0)),
+        );
+        src.add_mesh(id, &solid);
+        ids.push(id);
+    }
+    let start: Vec<DVec3> = ids.iter().map(|&i| w.bodies()[i].position).collect();
+    for _ in 0..600 {
+        w.step(&mut src);
+    }
+    let mut worst: f64 = 0.0;
+    let mut tilt: f64 = 0.0;
+    for (k, &i) in ids.iter().enumerate() {
+        let b = &w.bodies()[i];
+        worst = worst.max((b.position - start[k]).length());
+        tilt = tilt.max(rotation_angle(DQuat::IDENTITY, b.orientation));
+    }
+    eprintln!("mesh-volume stack of 5: worst drift {worst:.3e} m, worst tilt {tilt:.3e} rad");
+    // Each contact settles by the volume slop (1e-4 m of depth), so the top box sinks by a
+    // few of those (measured 0.66 mm, tilt 3.9e-4 rad; the run is deterministic).
+    assert!(worst < 1e-3, "drift {worst}");
+    assert!(tilt < 1e-3, "tilt {tilt}");
+}
