@@ -21,6 +21,7 @@ pub mod io;
 pub mod kitamura;
 pub mod mesh;
 pub mod obb;
+pub mod pipeline;
 pub mod pose;
 pub mod sap;
 pub mod shapes;
@@ -46,6 +47,9 @@ pub use io::{MeshFormat, load_mesh, save_mesh};
 pub use kitamura::{Detection, FacePair, KitamuraConfig, MovingMesh};
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
 pub use obb::{Obb, obb_overlap};
+pub use pipeline::{
+    LinManochaPipeline, ObjectId, PairContact, PairDistance, PipelineError, StepReport,
+};
 pub use pose::{DPose, Pose};
 pub use sap::{PairTracking, ProxyId, SweepAndPrune, UpdateStats};
 pub use topology::{Edge, Solid, Topology};
