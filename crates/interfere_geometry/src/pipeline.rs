@@ -722,9 +722,15 @@ mod tests {
     #[test]
     #[ignore]
     fn pipeline_timing() {
+        // Dense (room edge ~1.8 n^(1/3)) and sparse (twice that) scenes.
+        for density in [0.9f32, 1.8] {
+            timing_scene(50, density);
+        }
+    }
+
+    fn timing_scene(n: usize, density: f32) {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let n = 50;
-        let half = 0.9 * (n as f32).cbrt();
+        let half = density * (n as f32).cbrt();
         let mut p = LinManochaPipeline::new();
         let mut bodies: Vec<Body> = (0..n).map(|_| spawn(&mut p, &mut rng, half)).collect();
         let frames = 200;
@@ -757,7 +763,7 @@ mod tests {
         }
         let f = frames as f64;
         println!(
-            "{n} objects, {frames} frames, per frame: box overlaps {:.1}, hull tests {:.1}, \
+            "{n} objects, room half-width {half:.2}, {frames} frames, per frame: box overlaps {:.1}, hull tests {:.1}, \
              feature steps/query {:.3}, fallbacks {}, hull-penetrating {:.1}, interfering {:.1}, \
              triangle contacts {:.1}; µs: aabb {:.1}, sap {:.1}, hull {:.1}, exact {:.1}, total {:.1}",
             sum.box_overlaps as f64 / f,
