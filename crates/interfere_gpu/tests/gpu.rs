@@ -648,6 +648,47 @@ mod cinder {
         assert_eq!(report.negative, vec![(1, 0)], "{report:?}");
     }
 
+    /// Non-convex geometry (§6.4): a torus seen edge-on and face-on, with a small sphere in its
+    /// hole (no interference), inside its tube (nested: interference) and through its surface.
+    /// Also the same scenes far from the origin (f32 coordinates around 1e4).
+    #[test]
+    fn cinder_torus_hole_tube_and_far_from_origin() {
+        let Some(ctx) = gpu_or_skip("cinder_torus_hole_tube_and_far_from_origin") else {
+            return;
+        };
+        let cinder = Cinder::new(&ctx);
+        let torus = shapes::torus(2.0, 0.6, 48, 24).mesh().clone();
+        let ball = shapes::icosphere(0.25, 2).mesh().clone();
+        let mut checked = 0;
+        for far in [Vec3::ZERO, Vec3::new(1.0e4, -1.0e4, 1.0e4)] {
+            for torus_rotation in [Quat::IDENTITY, Quat::from_rotation_x(1.3)] {
+                let torus_pose = Pose::new(torus_rotation, far);
+                for (local, expected) in [
+                    (Vec3::ZERO, false),               // in the hole
+                    (Vec3::new(0.3, 0.9, 0.0), false), // in the hole, off centre
+                    (Vec3::new(2.0, 0.0, 0.0), true),  // inside the tube
+                    (Vec3::new(0.0, -2.1, 0.1), true), // inside the tube, elsewhere
+                    (Vec3::new(2.6, 0.0, 0.0), true),  // through the outer surface
+                    (Vec3::new(0.0, 0.0, 1.2), false), // above the hole
+                ] {
+                    let ball_pose = Pose::from_translation(far + torus_rotation * local);
+                    assert_eq!(
+                        cpu_interferes(&torus, &torus_pose, &ball, &ball_pose),
+                        expected,
+                        "oracle at {local} {far}"
+                    );
+                    let objects = [object(&torus, &torus_pose), object(&ball, &ball_pose)];
+                    let report = cinder.detect(&ctx, &objects, RESOLUTION).unwrap();
+                    let want: Vec<(usize, usize)> = if expected { vec![(0, 1)] } else { vec![] };
+                    assert_eq!(report.pairs, want, "ball at {local}, far {far}: {report:?}");
+                    assert!(report.negative.is_empty(), "{report:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 24);
+    }
+
     #[test]
     fn cinder_rejects_bad_input() {
         let Some(ctx) = gpu_or_skip("cinder_rejects_bad_input") else {
@@ -821,7 +862,16 @@ mod cinder {
         }
         let expected: Vec<(usize, usize)> = expected.into_iter().collect();
         assert_eq!(expected, vec![(12, 13), (33, 100), (45, 55), (77, 88)]);
+        let start = std::time::Instant::now();
         let report = cinder.detect(&ctx, &objects, RESOLUTION).unwrap();
+        let _ = writeln!(
+            std::io::stderr(),
+            "cinder grid: {} objects, {} ordered tests at {RESOLUTION}x{RESOLUTION} in {:?} on {}",
+            objects.len(),
+            report.tests,
+            start.elapsed(),
+            ctx.adapter.name
+        );
         assert_eq!(report.pairs, expected, "{report:?}");
         assert_eq!(report.tests, 2 * box_overlaps, "bounding-box prefilter");
         assert!(report.negative.is_empty());
