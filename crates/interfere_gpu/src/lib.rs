@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod bvh_traversal;
+pub mod cinder;
 pub mod context;
 pub mod error;
 pub mod readback;
@@ -17,6 +18,7 @@ pub mod shaders;
 pub mod testing;
 
 pub use bvh_traversal::{GpuBvhTraversal, GpuTree};
+pub use cinder::{Cinder, CinderObject, CinderReport};
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;

@@ -7,6 +7,9 @@ pub const SCAN: &str = include_str!("../../../shaders/scan.wgsl");
 /// Breadth-first simultaneous traversal of two balanced AABB trees (count and scatter passes).
 pub const BVH_TRAVERSAL: &str = include_str!("../../../shaders/bvh_traversal.wgsl");
 
+/// CInDeR image-space interference: edge and solid passes of an orthographic view along z.
+pub const CINDER: &str = include_str!("../../../shaders/cinder.wgsl");
+
 /// Creates a shader module from one of the sources above.
 pub fn module(
     device: &wgpu::Device,
