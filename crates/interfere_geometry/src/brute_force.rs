@@ -79,10 +79,9 @@ pub fn first_hit_brute(a: &TriMesh, b: &TriMesh, b_to_a: &DPose) -> Option<(u32,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pose::Pose;
     use crate::shapes::{bumpy_sphere, cuboid, icosphere, subdivided_cuboid};
-    use glam::{DMat3, Quat, Vec3};
-    use rand::{Rng, SeedableRng};
+    use glam::{DMat3, Vec3};
+    use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
     /// The same loops without the box reject.
@@ -100,20 +99,7 @@ mod tests {
         out
     }
 
-    fn random_pose(rng: &mut ChaCha8Rng, reach: f32) -> DPose {
-        let axis = Vec3::new(
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-        )
-        .normalize_or(Vec3::X);
-        let t = Vec3::new(
-            rng.random_range(-reach..reach),
-            rng.random_range(-reach..reach),
-            rng.random_range(-reach..reach),
-        );
-        Pose::new(Quat::from_axis_angle(axis, rng.random_range(0.0..6.3)), t).to_f64()
-    }
+    use crate::test_support::random_pose;
 
     #[test]
     fn box_reject_changes_nothing_at_random_poses() {

@@ -301,7 +301,7 @@ mod tests {
     use crate::brute_force::{all_pairs_brute, first_hit_brute};
     use crate::pose::Pose;
     use crate::shapes::{cuboid, cylinder, icosphere, subdivided_cuboid, torus, uv_sphere};
-    use glam::{DMat3, Quat, Vec3};
+    use glam::{DMat3, Vec3};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -332,20 +332,7 @@ mod tests {
         )
     }
 
-    fn random_pose(rng: &mut ChaCha8Rng, reach: f32) -> DPose {
-        let axis = Vec3::new(
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-        )
-        .normalize_or(Vec3::Z);
-        let t = Vec3::new(
-            rng.random_range(-reach..reach),
-            rng.random_range(-reach..reach),
-            rng.random_range(-reach..reach),
-        );
-        Pose::new(Quat::from_axis_angle(axis, rng.random_range(0.0..6.3)), t).to_f64()
-    }
+    use crate::test_support::random_pose;
 
     #[test]
     fn convex_solids_agree_with_exact_face_oracle() {

@@ -25,6 +25,8 @@ pub mod pipeline;
 pub mod pose;
 pub mod sap;
 pub mod shapes;
+#[cfg(test)]
+mod test_support;
 pub mod threads;
 pub mod topology;
 pub mod tri_tri;

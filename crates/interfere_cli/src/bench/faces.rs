@@ -8,12 +8,11 @@
 use clap::Args;
 use interfere_geometry::glam::{DMat3, DVec3};
 use interfere_geometry::kitamura::{
-    Detection, KitamuraConfig, MovingMesh, converging_spheres, detect, detect_dynamic,
-    detect_static,
+    Detection, KitamuraConfig, KitamuraError, MovingMesh, best_of, converging_spheres, detect,
+    detect_dynamic, detect_static,
 };
 use interfere_geometry::{DPose, MeshOptions, io};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 /// Arguments of `interfere bench faces`.
 #[derive(Args)]
@@ -72,19 +71,12 @@ fn objects(args: &FacesArgs) -> Result<(String, [MovingMesh; 2]), String> {
     }
 }
 
-fn best_of(
+fn best_ms(
     runs: usize,
-    mut f: impl FnMut() -> Result<Detection, String>,
+    f: impl FnMut() -> Result<Detection, KitamuraError>,
 ) -> Result<(f64, Detection), String> {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..runs.max(1) {
-        let t = Instant::now();
-        let d = f()?;
-        best = best.min(t.elapsed());
-        last = Some(d);
-    }
-    Ok((best.as_secs_f64() * 1e3, last.expect("at least one run")))
+    let (best, d) = best_of(runs, f).map_err(|e| e.to_string())?;
+    Ok((best.as_secs_f64() * 1e3, d))
 }
 
 /// Runs the benchmark.
@@ -100,20 +92,14 @@ pub fn run(args: FacesArgs) -> Result<(), String> {
     );
     // One untimed run first, so page faults and cold caches do not land on the serial figure.
     detect(&objs, &config).map_err(|e| e.to_string())?;
-    let (serial, reference) = best_of(args.runs, || {
-        detect(&objs, &config).map_err(|e| e.to_string())
-    })?;
+    let (serial, reference) = best_ms(args.runs, || detect(&objs, &config))?;
     println!(
         "{:>6} {:>11} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
         "thr", "candidates", "colliding", "serial", "static", "dynamic", "x static", "x dyn"
     );
     for &threads in &args.threads {
-        let (st, ds) = best_of(args.runs, || {
-            detect_static(&objs, &config, threads).map_err(|e| e.to_string())
-        })?;
-        let (dy, dd) = best_of(args.runs, || {
-            detect_dynamic(&objs, &config, threads).map_err(|e| e.to_string())
-        })?;
+        let (st, ds) = best_ms(args.runs, || detect_static(&objs, &config, threads))?;
+        let (dy, dd) = best_ms(args.runs, || detect_dynamic(&objs, &config, threads))?;
         if ds != reference || dd != reference {
             return Err(format!(
                 "parallel drivers disagree with serial at {threads} threads"

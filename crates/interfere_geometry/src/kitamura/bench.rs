@@ -50,7 +50,8 @@ pub fn converging_spheres(faces: usize) -> Result<[MovingMesh; 2], KitamuraError
     ])
 }
 
-fn best_of<F: FnMut() -> Result<Detection, KitamuraError>>(
+/// Runs `f` `runs` times (at least once); the best time and the last detection.
+pub fn best_of<F: FnMut() -> Result<Detection, KitamuraError>>(
     runs: usize,
     mut f: F,
 ) -> Result<(Duration, Detection), KitamuraError> {

@@ -32,7 +32,7 @@ mod swept;
 #[cfg(test)]
 mod tests;
 
-pub use bench::{SphereBench, bench_spheres, converging_spheres};
+pub use bench::{SphereBench, bench_spheres, best_of, converging_spheres};
 pub use octree::{MAX_DEPTH, candidate_pairs};
 pub use parallel::{detect_dynamic, detect_static};
 pub use swept::{SweptFace, swept_faces_intersect};

@@ -1,0 +1,23 @@
+//! Helpers shared by the crate's unit tests (not part of the public API).
+
+use crate::pose::{DPose, Pose};
+use glam::{Quat, Vec3};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// A random rigid pose: a random axis and angle, a translation in `[-reach, reach)^3`, rounded
+/// through the `f32` API pose the way callers build it.
+pub(crate) fn random_pose(rng: &mut ChaCha8Rng, reach: f32) -> DPose {
+    let axis = Vec3::new(
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+    )
+    .normalize_or(Vec3::X);
+    let t = Vec3::new(
+        rng.random_range(-reach..reach),
+        rng.random_range(-reach..reach),
+        rng.random_range(-reach..reach),
+    );
+    Pose::new(Quat::from_axis_angle(axis, rng.random_range(0.0..6.3)), t).to_f64()
+}
