@@ -35,6 +35,10 @@ pub struct TumbleArgs {
     /// Skip parry3d (for example when it refuses the mesh).
     #[arg(long)]
     no_parry: bool,
+    /// Also time the GPU breadth-first traversal (wgpu compute, end to end including upload of
+    /// the pose and readback, exact leaf tests on the CPU); its pairs must equal the CPU's.
+    #[arg(long)]
+    gpu: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -137,9 +141,20 @@ pub fn run(args: TumbleArgs) -> Result<(), String> {
         build_ms.push(("parry3d TriMesh+Bvh".to_string(), ms(t)));
         Some(p)
     };
+    let gpu = if args.gpu {
+        let ctx = interfere_gpu::GpuContext::headless().map_err(|e| e.to_string())?;
+        let traversal = interfere_gpu::GpuBvhTraversal::new(&ctx);
+        let t = Instant::now();
+        let tree = interfere_gpu::GpuBvhTraversal::upload_tree(&ctx, collider.balanced_tree())
+            .map_err(|e| e.to_string())?;
+        build_ms.push((format!("gpu upload ({})", ctx.adapter), ms(t)));
+        Some((ctx, traversal, tree))
+    } else {
+        None
+    };
     let mut rows = Vec::new();
     for &d in &args.distances {
-        let mut accs: Vec<(Acc, Acc, f64, usize)> = (0..methods.len() + 1)
+        let mut accs: Vec<(Acc, Acc, f64, usize)> = (0..methods.len() + 2)
             .map(|_| (Acc::default(), Acc::default(), 0.0, 0))
             .collect();
         for i in 0..args.steps {
@@ -178,6 +193,30 @@ pub fn run(args: TumbleArgs) -> Result<(), String> {
                     Some(_) => {}
                 }
             }
+            if let Some((ctx, traversal, tree)) = &gpu {
+                let k = methods.len() + 1;
+                let t = Instant::now();
+                let candidates = traversal
+                    .candidate_pairs(ctx, tree, tree, &pose, 1 << 26)
+                    .map_err(|e| e.to_string())?;
+                let pairs: Vec<(u32, u32)> = candidates
+                    .into_iter()
+                    .filter(|&(i, j)| collider.pair_intersects(&collider, &pose, i, j))
+                    .collect();
+                let elapsed = ms(t);
+                // Level-synchronous: no early exit, first hit costs the full traversal.
+                accs[k].0.add(elapsed);
+                accs[k].1.add(elapsed);
+                accs[k].2 += pairs.len() as f64;
+                accs[k].3 += usize::from(!pairs.is_empty());
+                if reference.as_ref().is_some_and(|r| *r != pairs) {
+                    return Err(format!(
+                        "gpu-bvh found {} pairs where the CPU found {} at d={d}, step {i}",
+                        pairs.len(),
+                        reference.as_ref().map_or(0, Vec::len)
+                    ));
+                }
+            }
             if let Some(p) = &parry {
                 let pp = parry_peer::parry_pose_f64(&pose);
                 let k = methods.len();
@@ -193,6 +232,7 @@ pub fn run(args: TumbleArgs) -> Result<(), String> {
         }
         let mut names: Vec<String> = methods.iter().map(|m| m.name().to_string()).collect();
         names.push("parry3d".into());
+        names.push("gpu-bvh".into());
         let methods_rows = accs
             .iter()
             .zip(names)
