@@ -29,6 +29,7 @@
 //! buffer (buffers grow to what the traversal needs, never beyond the capacity) and the next
 //! dispatch. The candidate list itself is read back once, after the leaf step.
 
+use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::readback::{check_size, map_and_copy, read_buffer, storage_buffer};
@@ -168,19 +169,6 @@ pub struct GpuBvhTraversal {
     scan: PrefixSum,
 }
 
-fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 fn to_u32(what: &'static str, v: usize) -> Result<u32, GpuError> {
     u32::try_from(v).map_err(|_| GpuError::InvalidInput {
         what,
@@ -193,45 +181,24 @@ impl GpuBvhTraversal {
     pub fn new(ctx: &GpuContext) -> Self {
         let device = &ctx.device;
         let module = shaders::module(device, "bvh_traversal.wgsl", shaders::BVH_TRAVERSAL);
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("bvh traversal layout"),
-            entries: &[
+        let (layout, [count, scatter]) = compute_kernels(
+            device,
+            "bvh traversal",
+            &module,
+            &[
                 storage_entry(0, true),
                 storage_entry(1, true),
                 storage_entry(2, true),
                 storage_entry(3, false),
                 storage_entry(4, false),
                 storage_entry(5, false),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 6,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
+                uniform_entry(6),
             ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("bvh traversal pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let make = |entry: &'static str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
+            ["count", "scatter"],
+        );
         Self {
-            count: make("count"),
-            scatter: make("scatter"),
+            count,
+            scatter,
             layout,
             scan: PrefixSum::new(ctx),
         }

@@ -10,6 +10,7 @@
 
 pub mod bvh_traversal;
 pub mod cinder;
+mod compute;
 pub mod context;
 pub mod error;
 pub mod readback;

@@ -4,6 +4,7 @@
 //! with a prefix sum; this is that primitive, done in compute shaders instead of the paper's
 //! fragment-program reduction. [`exclusive_scan_cpu`] is its CPU twin.
 
+use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::readback::{check_dispatch, read_buffer, storage_buffer, storage_buffer_sized};
@@ -90,41 +91,20 @@ impl PrefixSum {
     pub fn new(ctx: &GpuContext) -> Self {
         let device = &ctx.device;
         let module = shaders::module(device, "scan.wgsl", shaders::SCAN);
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("scan layout"),
-            entries: &[
-                storage_entry(0),
-                storage_entry(1),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 2,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
+        let (layout, [scan_blocks, add_offsets]) = compute_kernels(
+            device,
+            "scan",
+            &module,
+            &[
+                storage_entry(0, false),
+                storage_entry(1, false),
+                uniform_entry(2),
             ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("scan pipeline layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let make = |entry: &'static str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
+            ["scan_blocks", "add_offsets"],
+        );
         Self {
-            scan_blocks: make("scan_blocks"),
-            add_offsets: make("add_offsets"),
+            scan_blocks,
+            add_offsets,
             layout,
         }
     }
@@ -227,18 +207,5 @@ impl PrefixSum {
         let total = read_buffer::<u32>(ctx, "prefix-sum total", total_buffer, 1)?[0];
         let scanned = read_buffer::<u32>(ctx, "prefix-sum data", &data, values.len())?;
         Ok((scanned, if values.is_empty() { 0 } else { total }))
-    }
-}
-
-fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: false },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
     }
 }
