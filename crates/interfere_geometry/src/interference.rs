@@ -72,11 +72,16 @@ pub struct Interference {
     pub pairs: Vec<(u32, u32)>,
 }
 
+/// What a collider wraps: a closed solid, or an open mesh and why it is not a solid.
+enum Shape {
+    Solid(Solid),
+    Open { mesh: TriMesh, why: String },
+}
+
 /// A mesh prepared for interference queries: the mesh, whether it is a closed solid, and its
 /// hierarchies (built on first use).
 pub struct Collider {
-    mesh: TriMesh,
-    solid: Result<Solid, String>,
+    shape: Shape,
     balanced: OnceLock<BalancedTree>,
     obb: OnceLock<ObbTree>,
 }
@@ -85,14 +90,17 @@ impl Collider {
     /// Wraps a mesh. Open or non-manifold meshes are accepted (triangle pairs are still exact);
     /// only the containment test, which needs a closed solid, is skipped for them, with a note.
     pub fn new(mesh: TriMesh) -> Self {
-        let solid = Solid::new(mesh.clone()).map_err(|e| e.to_string());
-        let mesh = match &solid {
-            Ok(s) => s.mesh().clone(),
-            Err(_) => mesh,
+        // `Solid::new` consumes the mesh and returns only the reason on failure, so the open
+        // case keeps the original; the solid case keeps only the (possibly re-oriented) solid.
+        let shape = match Solid::new(mesh.clone()) {
+            Ok(solid) => Shape::Solid(solid),
+            Err(e) => Shape::Open {
+                mesh,
+                why: e.to_string(),
+            },
         };
         Self {
-            mesh,
-            solid,
+            shape,
             balanced: OnceLock::new(),
             obb: OnceLock::new(),
         }
@@ -100,12 +108,18 @@ impl Collider {
 
     /// The mesh (re-oriented outward when it was a closed solid wound inside out).
     pub fn mesh(&self) -> &TriMesh {
-        &self.mesh
+        match &self.shape {
+            Shape::Solid(solid) => solid.mesh(),
+            Shape::Open { mesh, .. } => mesh,
+        }
     }
 
     /// The closed solid, or why the mesh is not one.
     pub fn solid(&self) -> Result<&Solid, &str> {
-        self.solid.as_ref().map_err(String::as_str)
+        match &self.shape {
+            Shape::Solid(solid) => Ok(solid),
+            Shape::Open { why, .. } => Err(why),
+        }
     }
 
     /// Builds the hierarchy `method` needs now rather than on the first query.
@@ -123,13 +137,13 @@ impl Collider {
 
     /// The OBBTree (built on first use).
     pub fn obb_tree(&self) -> &ObbTree {
-        self.obb.get_or_init(|| ObbTree::build(&self.mesh))
+        self.obb.get_or_init(|| ObbTree::build(self.mesh()))
     }
 
     /// The balanced AABB tree (built on first use).
     pub fn balanced_tree(&self) -> &BalancedTree {
         self.balanced
-            .get_or_init(|| BalancedTree::build(&self.mesh))
+            .get_or_init(|| BalancedTree::build(self.mesh()))
     }
 
     /// The first intersecting triangle pair the traversal meets (no containment test).
@@ -139,7 +153,7 @@ impl Collider {
         b_to_a: &DPose,
         method: Method,
     ) -> Result<Option<(u32, u32)>, InterferenceError> {
-        let leaf = LeafTest::new(&self.mesh, &other.mesh, b_to_a);
+        let leaf = LeafTest::new(self.mesh(), other.mesh(), b_to_a);
         Ok(match method {
             Method::Obb => self
                 .obb_tree()
@@ -152,16 +166,8 @@ impl Collider {
             ),
             // Level-synchronous: every level is finished before the next, so there is no early
             // exit; the first pair is the smallest of the complete set.
-            Method::Bfs => bfs::all_pairs(
-                self.balanced_tree(),
-                other.balanced_tree(),
-                b_to_a,
-                &BfsConfig::default(),
-                |a, b| leaf.test(a, b),
-            )?
-            .first()
-            .copied(),
-            Method::Brute => brute_force::first_hit_brute(&self.mesh, &other.mesh, b_to_a),
+            Method::Bfs => self.all_pairs(other, b_to_a, Method::Bfs)?.first().copied(),
+            Method::Brute => brute_force::first_hit_brute(self.mesh(), other.mesh(), b_to_a),
         })
     }
 
@@ -172,7 +178,7 @@ impl Collider {
         b_to_a: &DPose,
         method: Method,
     ) -> Result<Vec<(u32, u32)>, InterferenceError> {
-        let leaf = LeafTest::new(&self.mesh, &other.mesh, b_to_a);
+        let leaf = LeafTest::new(self.mesh(), other.mesh(), b_to_a);
         Ok(match method {
             Method::Obb => self
                 .obb_tree()
@@ -190,7 +196,7 @@ impl Collider {
                 &BfsConfig::default(),
                 |a, b| leaf.test(a, b),
             )?,
-            Method::Brute => brute_force::all_pairs_brute(&self.mesh, &other.mesh, b_to_a),
+            Method::Brute => brute_force::all_pairs_brute(self.mesh(), other.mesh(), b_to_a),
         })
     }
 
@@ -226,7 +232,7 @@ impl Collider {
                 ..Default::default()
             };
         }
-        match (&self.solid, &other.solid) {
+        match (self.solid(), other.solid()) {
             (Ok(a), Ok(b)) => {
                 let contained = containment::containment(a, b, b_to_a);
                 Interference {
@@ -250,10 +256,12 @@ impl Collider {
     /// The exact leaf test every method uses: does triangle `ta` of this mesh meet triangle
     /// `tb` of `other` placed by `b_to_a`? Out-of-range indices answer `false`.
     pub fn pair_intersects(&self, other: &Collider, b_to_a: &DPose, ta: u32, tb: u32) -> bool {
-        if ta as usize >= self.mesh.triangle_count() || tb as usize >= other.mesh.triangle_count() {
+        if ta as usize >= self.mesh().triangle_count()
+            || tb as usize >= other.mesh().triangle_count()
+        {
             return false;
         }
-        LeafTest::new(&self.mesh, &other.mesh, b_to_a).test(ta, tb)
+        LeafTest::new(self.mesh(), other.mesh(), b_to_a).test(ta, tb)
     }
 }
 
