@@ -67,6 +67,16 @@ impl Material {
         }
     }
 
+    /// The friction coefficient of a contact whose surfaces slide at `tangential_speed`: static
+    /// below `threshold`, dynamic otherwise.
+    pub fn friction_at(&self, tangential_speed: f64, threshold: f64) -> f64 {
+        if tangential_speed < threshold {
+            self.static_friction
+        } else {
+            self.dynamic_friction
+        }
+    }
+
     /// The material of a contact pair: geometric mean of the frictions (so a frictionless body
     /// is frictionless against anything), maximum of the restitutions. Negative or non-finite
     /// values are treated as zero; restitution is clamped to `[0, 1]`.

@@ -248,11 +248,7 @@ impl Solver {
             } else {
                 base
             };
-            let mu = if tangential0 < s.static_friction_threshold {
-                m.static_friction
-            } else {
-                m.dynamic_friction
-            };
+            let mu = m.friction_at(tangential0, s.static_friction_threshold);
             self.constraints.push(Constraint {
                 a: ia,
                 b: ib,
@@ -304,11 +300,7 @@ impl Solver {
             let rel0 = vb0 + wb0.cross(rb) - va0 - wa0.cross(ra);
             let tangential0 = (rel0 - n * n.dot(rel0)).length();
             let m = ba.material.combine(&bb.material);
-            let mu = if tangential0 < s.static_friction_threshold {
-                m.static_friction
-            } else {
-                m.dynamic_friction
-            };
+            let mu = m.friction_at(tangential0, s.static_friction_threshold);
             self.constraints.push(Constraint {
                 a: ia,
                 b: ib,
