@@ -5,6 +5,7 @@
 //! form) with the exact triangle test at the leaves, and falls back to point-in-solid when no
 //! triangle pair crosses, so a solid nested in another is reported as interference.
 
+use crate::output::{Timings, ms, print_json};
 use crate::pose_arg::parse_pose;
 use clap::{Args, ValueEnum};
 use interfere_geometry::Containment;
@@ -143,17 +144,6 @@ struct Report {
     timings_ms: Timings,
 }
 
-#[derive(Serialize)]
-struct Timings {
-    load: f64,
-    build: f64,
-    query: f64,
-}
-
-fn ms(since: Instant) -> f64 {
-    since.elapsed().as_secs_f64() * 1e3
-}
-
 /// Runs the command; the error names the file or argument at fault.
 pub fn run(args: CheckArgs) -> Result<(), String> {
     let pose_a = parse_pose(&args.pose_a).map_err(|e| format!("--pose-a: {e}"))?;
@@ -217,10 +207,7 @@ pub fn run(args: CheckArgs) -> Result<(), String> {
         timings_ms: Timings { load, build, query },
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
-        );
+        print_json(&report)?;
     } else {
         println!(
             "{} ({} triangles) vs {} ({} triangles), method {}",

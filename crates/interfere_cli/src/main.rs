@@ -3,6 +3,7 @@
 
 mod bench;
 mod check;
+mod output;
 mod pose_arg;
 mod simulate;
 mod volume;

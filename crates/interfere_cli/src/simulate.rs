@@ -1,6 +1,7 @@
 //! `interfere simulate`: runs a scene file (assets/scenes/README.md) headless for a number of
 //! fixed steps and writes the trajectories and per-step statistics.
 
+use crate::output::ms;
 use clap::Args;
 use interfere_dynamics::Scene;
 use serde::Serialize;
@@ -62,7 +63,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     for _ in 0..args.steps {
         let t = Instant::now();
         built.world.step(&mut built.source);
-        let step_ms = t.elapsed().as_secs_f64() * 1e3;
+        let step_ms = ms(t);
         for (i, b) in built.world.bodies().iter().enumerate() {
             let pose = b.mesh_pose();
             trajectories[i].push(BodyState {
@@ -78,7 +79,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             step_ms,
         });
     }
-    let total_ms = started.elapsed().as_secs_f64() * 1e3;
+    let total_ms = ms(started);
     println!(
         "{}: {} steps of {:.5} s ({:.2} s simulated) in {:.1} ms ({:.3} ms/step)",
         args.scene.display(),

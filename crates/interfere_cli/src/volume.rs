@@ -6,6 +6,7 @@
 //! about the body's own origin (its pose's translation), both in world coordinates.
 
 use crate::check::relative;
+use crate::output::{Timings, ms, print_json};
 use crate::pose_arg::parse_pose;
 use clap::Args;
 use interfere_geometry::glam::DVec3;
@@ -58,13 +59,6 @@ struct Report {
     timings_ms: Timings,
 }
 
-#[derive(Serialize)]
-struct Timings {
-    load: f64,
-    build: f64,
-    query: f64,
-}
-
 fn solid(path: &std::path::Path) -> Result<Solid, String> {
     let mesh = io::load_mesh(path, &MeshOptions::default()).map_err(|e| e.to_string())?;
     Solid::new(mesh).map_err(|e| format!("{}: {e}", path.display()))
@@ -77,10 +71,10 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
     let t = Instant::now();
     let a = solid(&args.a)?;
     let b = solid(&args.b)?;
-    let load = t.elapsed().as_secs_f64() * 1e3;
+    let load = ms(t);
     let t = Instant::now();
     let sampler = UniformVolume::new(&a, &b);
-    let build = t.elapsed().as_secs_f64() * 1e3;
+    let build = ms(t);
     let b_to_a = relative(&pose_a, &pose_b);
     let options = UniformOptions {
         sampling: match args.spacing {
@@ -95,7 +89,7 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
     let r = sampler
         .compute(&b_to_a, &options)
         .map_err(|e| e.to_string())?;
-    let query = t.elapsed().as_secs_f64() * 1e3;
+    let query = ms(t);
 
     // Everything above is in A's frame; wrenches about each body's origin, then to world.
     let wrench = |grads: &[DVec3], points: &mut dyn Iterator<Item = DVec3>, origin: DVec3| {
@@ -137,10 +131,7 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
         timings_ms: Timings { load, build, query },
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
-        );
+        print_json(&report)?;
     } else {
         println!(
             "intersection volume {:.9} ({} rays, uniform)",

@@ -12,6 +12,7 @@
 //! counts are shown, not compared.
 
 use super::parry_peer::{self, ParryMesh};
+use crate::output::{ms, print_json};
 use clap::Args;
 use interfere_geometry::glam::{DMat3, DVec3};
 use interfere_geometry::interference::{Collider, Method};
@@ -108,10 +109,6 @@ pub fn tumble_pose(d: f64, i: usize, n: usize) -> DPose {
         rotation: DMat3::from_rotation_x(beta) * DMat3::from_rotation_z(alpha),
         translation: DVec3::new(d, 0.0, 0.0),
     }
-}
-
-fn ms(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// Runs the benchmark.
@@ -258,10 +255,7 @@ pub fn run(args: TumbleArgs) -> Result<(), String> {
         distances: rows,
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
-        );
+        print_json(&report)?;
     } else {
         print_table(&report);
     }
