@@ -23,7 +23,7 @@ use glam::DVec3;
 pub type SweptFace = [DVec3; 6];
 
 /// The 20 index triples of six points.
-const TRIPLES: [[usize; 3]; 20] = {
+pub(super) const TRIPLES: [[usize; 3]; 20] = {
     let mut out = [[0usize; 3]; 20];
     let mut n = 0;
     let mut i = 0;

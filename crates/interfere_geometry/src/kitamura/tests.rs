@@ -12,25 +12,8 @@ use rand_chacha::ChaCha8Rng;
 // ---------------------------------------------------------------------------------------------
 // Exact oracle for step 4.
 
-const TRIPLES: [[usize; 3]; 20] = {
-    let mut out = [[0usize; 3]; 20];
-    let mut n = 0;
-    let mut i = 0;
-    while i < 6 {
-        let mut j = i + 1;
-        while j < 6 {
-            let mut k = j + 1;
-            while k < 6 {
-                out[n] = [i, j, k];
-                n += 1;
-                k += 1;
-            }
-            j += 1;
-        }
-        i += 1;
-    }
-    out
-};
+// The 20 index triples of six points (a combinatorial table, shared with the code under test).
+use super::swept::TRIPLES;
 
 fn point_in_tetra(p: DVec3, t: [DVec3; 4]) -> bool {
     let s = orient3d_sign(t[0], t[1], t[2], t[3]);
