@@ -6,28 +6,19 @@
 //! triangle pair crosses, so a solid nested in another is reported as interference.
 
 use crate::output::{Timings, ms, print_json};
-use crate::pose_arg::parse_pose;
+use crate::pose_arg::MeshPair;
 use clap::{Args, ValueEnum};
 use interfere_geometry::Containment;
 use interfere_geometry::interference::{Collider, Method};
 use interfere_geometry::{MeshOptions, Pose, io};
 use serde::Serialize;
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Arguments of `interfere check`.
 #[derive(Args)]
 pub struct CheckArgs {
-    /// First mesh (.obj or .stl).
-    a: PathBuf,
-    /// Second mesh (.obj or .stl).
-    b: PathBuf,
-    /// Pose of the first mesh: `X,Y,Z[@AX,AY,AZ:DEG | @q:X,Y,Z,W]`.
-    #[arg(long, default_value = "0,0,0", allow_hyphen_values = true)]
-    pose_a: String,
-    /// Pose of the second mesh, same format.
-    #[arg(long, default_value = "0,0,0", allow_hyphen_values = true)]
-    pose_b: String,
+    #[command(flatten)]
+    meshes: MeshPair,
     /// Which hierarchy and traversal to use.
     #[arg(long, value_enum, default_value_t = MethodArg::Aabb)]
     method: MethodArg,
@@ -146,12 +137,11 @@ struct Report {
 
 /// Runs the command; the error names the file or argument at fault.
 pub fn run(args: CheckArgs) -> Result<(), String> {
-    let pose_a = parse_pose(&args.pose_a).map_err(|e| format!("--pose-a: {e}"))?;
-    let pose_b = parse_pose(&args.pose_b).map_err(|e| format!("--pose-b: {e}"))?;
+    let (pose_a, pose_b) = args.meshes.poses()?;
     let t = Instant::now();
     let opts = MeshOptions::default();
-    let mesh_a = io::load_mesh(&args.a, &opts).map_err(|e| e.to_string())?;
-    let mesh_b = io::load_mesh(&args.b, &opts).map_err(|e| e.to_string())?;
+    let mesh_a = io::load_mesh(&args.meshes.a, &opts).map_err(|e| e.to_string())?;
+    let mesh_b = io::load_mesh(&args.meshes.b, &opts).map_err(|e| e.to_string())?;
     let load = ms(t);
     let method = args.method.cpu();
     let t = Instant::now();
@@ -186,8 +176,8 @@ pub fn run(args: CheckArgs) -> Result<(), String> {
     };
     let query = ms(t);
     let report = Report {
-        a: args.a.display().to_string(),
-        b: args.b.display().to_string(),
+        a: args.meshes.a.display().to_string(),
+        b: args.meshes.b.display().to_string(),
         method: match args.method {
             MethodArg::Cinder => "cinder",
             MethodArg::Gpu => "gpu",

@@ -3,8 +3,34 @@
 //!
 //! Examples: `0.5,0,0` · `0,0,1@0,0,1:30` (30° about z) · `1,2,3@q:0,0,0.3826834,0.9238795`.
 
+use clap::Args;
 use interfere_geometry::Pose;
 use interfere_geometry::glam::{Quat, Vec3};
+use std::path::PathBuf;
+
+/// Two mesh files and their poses: the arguments `check` and `volume` share.
+#[derive(Args)]
+pub struct MeshPair {
+    /// First mesh (.obj or .stl).
+    pub a: PathBuf,
+    /// Second mesh (.obj or .stl).
+    pub b: PathBuf,
+    /// Pose of the first mesh: `X,Y,Z[@AX,AY,AZ:DEG | @q:X,Y,Z,W]`.
+    #[arg(long, default_value = "0,0,0", allow_hyphen_values = true)]
+    pub pose_a: String,
+    /// Pose of the second mesh, same format.
+    #[arg(long, default_value = "0,0,0", allow_hyphen_values = true)]
+    pub pose_b: String,
+}
+
+impl MeshPair {
+    /// Both poses; the error names the option at fault.
+    pub fn poses(&self) -> Result<(Pose, Pose), String> {
+        let a = parse_pose(&self.pose_a).map_err(|e| format!("--pose-a: {e}"))?;
+        let b = parse_pose(&self.pose_b).map_err(|e| format!("--pose-b: {e}"))?;
+        Ok((a, b))
+    }
+}
 
 /// Parses a pose; the error says what is wrong with which part.
 pub fn parse_pose(text: &str) -> Result<Pose, String> {

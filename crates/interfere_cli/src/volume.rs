@@ -7,28 +7,19 @@
 
 use crate::check::relative;
 use crate::output::{Timings, ms, print_json};
-use crate::pose_arg::parse_pose;
+use crate::pose_arg::MeshPair;
 use clap::Args;
 use interfere_geometry::glam::DVec3;
 use interfere_geometry::volume::{Sampling, UniformOptions, UniformVolume};
 use interfere_geometry::{MeshOptions, Solid, io};
 use serde::Serialize;
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Arguments of `interfere volume`.
 #[derive(Args)]
 pub struct VolumeArgs {
-    /// First mesh (.obj or .stl); must be a closed solid.
-    a: PathBuf,
-    /// Second mesh (.obj or .stl); must be a closed solid.
-    b: PathBuf,
-    /// Pose of the first mesh: `X,Y,Z[@AX,AY,AZ:DEG | @q:X,Y,Z,W]`.
-    #[arg(long, default_value = "0,0,0", allow_hyphen_values = true)]
-    pose_a: String,
-    /// Pose of the second mesh, same format.
-    #[arg(long, default_value = "0,0,0", allow_hyphen_values = true)]
-    pose_b: String,
+    #[command(flatten)]
+    meshes: MeshPair,
     /// Rays per side of the overlap box, per axis.
     #[arg(long, default_value_t = 64)]
     resolution: u32,
@@ -66,11 +57,10 @@ fn solid(path: &std::path::Path) -> Result<Solid, String> {
 
 /// Runs the command.
 pub fn run(args: VolumeArgs) -> Result<(), String> {
-    let pose_a = parse_pose(&args.pose_a).map_err(|e| format!("--pose-a: {e}"))?;
-    let pose_b = parse_pose(&args.pose_b).map_err(|e| format!("--pose-b: {e}"))?;
+    let (pose_a, pose_b) = args.meshes.poses()?;
     let t = Instant::now();
-    let a = solid(&args.a)?;
-    let b = solid(&args.b)?;
+    let a = solid(&args.meshes.a)?;
+    let b = solid(&args.meshes.b)?;
     let load = ms(t);
     let t = Instant::now();
     let sampler = UniformVolume::new(&a, &b);
@@ -120,8 +110,8 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
         b_to_a.translation,
     );
     let report = Report {
-        a: args.a.display().to_string(),
-        b: args.b.display().to_string(),
+        a: args.meshes.a.display().to_string(),
+        b: args.meshes.b.display().to_string(),
         method: "uniform",
         volume: r.volume,
         axis_volumes: r.axis_volumes,
