@@ -264,6 +264,12 @@ impl Scene {
             field,
             reason,
         };
+        if self.bodies.is_empty() {
+            return Err(world_invalid(
+                "bodies",
+                "the scene has no bodies: nothing to simulate".into(),
+            ));
+        }
         if !self.gravity.iter().all(|g| g.is_finite()) {
             return Err(world_invalid("gravity", "must be finite".into()));
         }
@@ -501,6 +507,8 @@ mod tests {
         };
         assert!(err(r#"{ "bodies": [ { "name": "a" } ] }"#).contains("shape"));
         assert!(err(r#"{ "bodies": [], "gravty": [0,0,0] }"#).contains("gravty"));
+        let e = err(r#"{ "bodies": [] }"#);
+        assert!(e.contains("bodies") && e.contains("no bodies"), "{e}");
         let bad_density = r#"{ "bodies": [ { "name": "heavy", "density": -1,
             "shape": { "cuboid": { "half_extents": [1, 1, 1] } } } ] }"#;
         let e = err(bad_density);
