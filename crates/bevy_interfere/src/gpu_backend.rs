@@ -1,0 +1,449 @@
+//! The GPU narrow phase: CInDeR (Knott & Pai 2003, §4–6) finds the interfering body pairs from
+//! the bodies' world-space meshes, on Bevy's own render device where Bevy renders, or on a
+//! headless device of its own where it does not (tests with `MinimalPlugins`).
+//!
+//! * [`Backend::GpuBlocking`]: the main world builds the objects (the transformed meshes of the
+//!   bodies in candidate pairs), runs CInDeR and waits for its answer in the same step.
+//! * [`Backend::Gpu`]: asynchronous. Step `n` sends a job through a crossbeam channel to the
+//!   render world, where a system in Bevy's `RenderGraph` schedule (set
+//!   `RenderGraphSystems::Render`) runs the passes on the render device and sends the pairs back
+//!   through a second channel; without a render sub-app a worker thread plays that part. The
+//!   answer reaches the main world at a later step (normally `n + 1`). **Latency handling:** the
+//!   pairs CInDeR found at step `n` are used at the step the answer arrives; their volume (and
+//!   so their contact) is always computed exactly at the current poses, so a pair that separated
+//!   meanwhile just gives no contact. Candidate pairs the answer does not cover (the boxes
+//!   started overlapping after the job left) are tested on the CPU that step
+//!   ([`crate::PhysicsStats::latency_pairs`]). A pair that was tested disjoint at step `n` and
+//!   interferes at `n + 1` gets its contact one step late, with at most one step of relative
+//!   motion of penetration, which the volume contact's position correction removes.
+//!
+//! CInDeR sees penetrations larger than about one pixel of its image (the image spans the
+//! overlap of the pair's boxes at [`crate::PhysicsSettings::cinder_resolution`] pixels); shallower
+//! ones are missed, like every image-space method. [`GpuBackendPlugin`]'s `finish()` checks for a
+//! usable device and falls back to [`Backend::Cpu`] with a warning where there is none.
+
+use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
+use crate::stepper::{InterferingPair, PhysicsWorld, exact_pair};
+use bevy::prelude::*;
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
+use interfere_gpu::{Cinder, CinderObject, GpuContext};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What the GPU backend found when it started.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GpuSupport {
+    /// The adapter in use (name, backend, driver), if any.
+    pub adapter: Option<String>,
+    /// Whether it is Bevy's render device (otherwise a headless device of our own).
+    pub shared_with_renderer: bool,
+    /// Why there is no GPU backend, if there is none.
+    pub unavailable: Option<String>,
+}
+
+/// A device to use for the GPU backends instead of Bevy's render device or a new headless one
+/// (insert it before the app finishes; tests share one device this way).
+#[derive(Resource, Clone)]
+pub struct InterfereGpuContext(pub GpuContext);
+
+/// A CInDeR job: the objects (world-space meshes) and which body each is.
+struct GpuJob {
+    step: u64,
+    generation: u64,
+    objects: Vec<CinderObject>,
+    bodies: Vec<usize>,
+    resolution: u32,
+}
+
+/// The answer to a job: interfering body pairs.
+struct GpuAnswer {
+    step: u64,
+    generation: u64,
+    pairs: Result<Vec<(usize, usize)>, String>,
+    /// The candidate pairs the job covered.
+    covered: Vec<(usize, usize)>,
+    gpu_ms: f64,
+}
+
+/// The GPU side in the main world.
+#[derive(Resource)]
+pub(crate) struct GpuNarrow {
+    ctx: Arc<GpuContext>,
+    cinder: Arc<Cinder>,
+    jobs: Sender<(GpuJob, Vec<(usize, usize)>)>,
+    answers: Receiver<GpuAnswer>,
+    in_flight: Option<u64>,
+    latest: Option<GpuAnswer>,
+}
+
+/// The render world's end of the channels.
+#[derive(Resource)]
+struct RenderGpuJobs {
+    ctx: Arc<GpuContext>,
+    cinder: Arc<Cinder>,
+    jobs: Receiver<(GpuJob, Vec<(usize, usize)>)>,
+    answers: Sender<GpuAnswer>,
+}
+
+/// Adds the GPU backends ([`Backend::Gpu`], [`Backend::GpuBlocking`]).
+#[derive(Default)]
+pub struct GpuBackendPlugin;
+
+impl Plugin for GpuBackendPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<GpuSupport>();
+        if !app.is_plugin_added::<crate::PhysicsPlugin>() {
+            warn!("interfere: GpuBackendPlugin needs PhysicsPlugin first; GPU backends disabled");
+            return;
+        }
+        app.add_systems(
+            FixedPostUpdate,
+            (
+                ensure_gpu.run_if(wants_gpu),
+                narrow_phase_gpu_blocking.run_if(resource_equals(Backend::GpuBlocking)),
+                narrow_phase_gpu_async.run_if(resource_equals(Backend::Gpu)),
+            )
+                .chain()
+                .in_set(crate::InterfereSystems::NarrowPhase)
+                .before(crate::stepper::collision_messages),
+        );
+    }
+
+    fn finish(&self, app: &mut App) {
+        // Set up now only if a GPU backend is already asked for; otherwise on first use.
+        if *app.world().resource::<Backend>() == Backend::Cpu {
+            return;
+        }
+        if let Some(end) = setup_gpu(app.world_mut()) {
+            use bevy::render::RenderApp;
+            use bevy::render::renderer::{RenderGraph, RenderGraphSystems};
+            match app.get_sub_app_mut(RenderApp) {
+                Some(render_app) => {
+                    render_app.insert_resource(end).add_systems(
+                        RenderGraph,
+                        run_render_jobs.in_set(RenderGraphSystems::Render),
+                    );
+                }
+                None => spawn_worker(end),
+            }
+        }
+    }
+}
+
+fn wants_gpu(backend: Res<Backend>, gpu: Option<Res<GpuNarrow>>) -> bool {
+    *backend != Backend::Cpu && gpu.is_none()
+}
+
+/// Switching to a GPU backend at run time sets the GPU up (once), or falls back to the CPU.
+fn ensure_gpu(world: &mut World) {
+    if let Some(end) = setup_gpu(world) {
+        spawn_worker(end);
+    }
+}
+
+/// A worker thread that owns the GPU end (where no render sub-app runs the jobs).
+fn spawn_worker(end: RenderGpuJobs) {
+    let spawned = std::thread::Builder::new()
+        .name("interfere-gpu".into())
+        .spawn(move || {
+            while let Ok(job) = end.jobs.recv() {
+                if end
+                    .answers
+                    .send(run_job(&end.ctx, &end.cinder, job))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        warn!("interfere: could not start the GPU worker thread: {e}");
+    }
+}
+
+/// Finds a device (Bevy's, else a headless one), builds the CInDeR pipelines and the channels
+/// and returns the far end of the channels (for the render world or a worker thread); on
+/// failure records why, warns and selects [`Backend::Cpu`].
+fn setup_gpu(world: &mut World) -> Option<RenderGpuJobs> {
+    if world.contains_resource::<GpuNarrow>() {
+        return None;
+    }
+    if world.resource::<GpuSupport>().unavailable.is_some() {
+        *world.resource_mut::<Backend>() = Backend::Cpu;
+        return None;
+    }
+    let given = world
+        .get_resource::<InterfereGpuContext>()
+        .map(|c| c.0.clone());
+    let (ctx, shared_with_renderer) = match (given, render_device_context(world)) {
+        (Some(ctx), _) => (Ok(ctx), false),
+        (None, Some(ctx)) => (Ok(ctx), true),
+        (None, None) => (GpuContext::headless(), false),
+    };
+    let ctx = match ctx {
+        Ok(ctx) => Arc::new(ctx),
+        Err(e) => {
+            let reason = format!("no GPU device for the GPU backend: {e}");
+            warn!("interfere: {reason}; falling back to the CPU backend");
+            world.resource_mut::<GpuSupport>().unavailable = Some(reason);
+            *world.resource_mut::<Backend>() = Backend::Cpu;
+            return None;
+        }
+    };
+    let resolution = world.resource::<PhysicsSettings>().cinder_resolution;
+    let max = ctx.device.limits().max_texture_dimension_2d;
+    if resolution == 0 || resolution > max {
+        let reason = format!("CInDeR resolution {resolution} is outside 1..={max} on this device");
+        warn!("interfere: {reason}; falling back to the CPU backend");
+        world.resource_mut::<GpuSupport>().unavailable = Some(reason);
+        *world.resource_mut::<Backend>() = Backend::Cpu;
+        return None;
+    }
+    let cinder = Arc::new(Cinder::new(&ctx));
+    let (job_tx, job_rx) = crossbeam_channel::unbounded();
+    let (answer_tx, answer_rx) = crossbeam_channel::unbounded();
+    let end = RenderGpuJobs {
+        ctx: ctx.clone(),
+        cinder: cinder.clone(),
+        jobs: job_rx,
+        answers: answer_tx,
+    };
+    let a = &ctx.adapter;
+    world.insert_resource(GpuSupport {
+        adapter: Some(format!("{} ({}, {})", a.name, a.backend, a.driver)),
+        shared_with_renderer,
+        unavailable: None,
+    });
+    info!(
+        "interfere: GPU backend on {} ({})",
+        a.name,
+        if shared_with_renderer {
+            "Bevy's render device"
+        } else {
+            "own headless device"
+        }
+    );
+    world.insert_resource(GpuNarrow {
+        ctx,
+        cinder,
+        jobs: job_tx,
+        answers: answer_rx,
+        in_flight: None,
+        latest: None,
+    });
+    Some(end)
+}
+
+/// A context on Bevy's render device, when the render plugin has set one up.
+fn render_device_context(world: &World) -> Option<GpuContext> {
+    use bevy::render::renderer::{RenderAdapterInfo, RenderDevice, RenderQueue};
+    let device = world.get_resource::<RenderDevice>()?;
+    let queue = world.get_resource::<RenderQueue>()?;
+    let info = world.get_resource::<RenderAdapterInfo>()?;
+    let queue: &wgpu::Queue = queue;
+    let info: &wgpu::AdapterInfo = info;
+    Some(GpuContext::from_parts(
+        device.wgpu_device().clone(),
+        queue.clone(),
+        info,
+    ))
+}
+
+/// Render world: runs every waiting job on the render device.
+fn run_render_jobs(end: Res<RenderGpuJobs>) {
+    while let Ok(job) = end.jobs.try_recv() {
+        let _ = end.answers.send(run_job(&end.ctx, &end.cinder, job));
+    }
+}
+
+fn run_job(
+    ctx: &GpuContext,
+    cinder: &Cinder,
+    (job, covered): (GpuJob, Vec<(usize, usize)>),
+) -> GpuAnswer {
+    let start = Instant::now();
+    let pairs = cinder
+        .interfering_pairs(ctx, &job.objects, job.resolution)
+        .map(|pairs| {
+            let mut out: Vec<(usize, usize)> = pairs
+                .into_iter()
+                .map(|(i, j)| {
+                    let (a, b) = (job.bodies[i], job.bodies[j]);
+                    (a.min(b), a.max(b))
+                })
+                .collect();
+            out.sort_unstable();
+            out
+        })
+        .map_err(|e| e.to_string());
+    GpuAnswer {
+        step: job.step,
+        generation: job.generation,
+        pairs,
+        covered,
+        gpu_ms: start.elapsed().as_secs_f64() * 1e3,
+    }
+}
+
+/// The job for the current poses: world-space meshes of the bodies in candidate pairs.
+fn build_job(pw: &PhysicsWorld, step: u64, resolution: u32) -> (GpuJob, Vec<(usize, usize)>) {
+    let mut bodies: Vec<usize> = pw.candidates.iter().flat_map(|&(a, b)| [a, b]).collect();
+    bodies.sort_unstable();
+    bodies.dedup();
+    let objects = bodies
+        .iter()
+        .map(|&i| {
+            let shape = pw.slots[i].shape.as_ref().expect("candidates have shapes");
+            let pose = pw.pose(i);
+            CinderObject {
+                vertices: shape
+                    .solid
+                    .vertices()
+                    .iter()
+                    .map(|v| pose.transform_point(*v).as_vec3().to_array())
+                    .collect(),
+                triangles: shape.solid.triangles().to_vec(),
+            }
+        })
+        .collect();
+    (
+        GpuJob {
+            step,
+            generation: pw.generation,
+            objects,
+            bodies,
+            resolution,
+        },
+        pw.candidates.clone(),
+    )
+}
+
+fn pairs_to_interfering(
+    pairs: &[(usize, usize)],
+    candidates: &[(usize, usize)],
+) -> Vec<InterferingPair> {
+    pairs
+        .iter()
+        .filter(|p| candidates.binary_search(p).is_ok())
+        .map(|&(a, b)| InterferingPair {
+            a,
+            b,
+            triangle_pairs: Vec::new(),
+            contained: false,
+        })
+        .collect()
+}
+
+fn fall_back(backend: &mut Backend, why: &str) {
+    warn!("interfere: GPU narrow phase failed ({why}); falling back to the CPU backend");
+    *backend = Backend::Cpu;
+}
+
+/// [`Backend::GpuBlocking`]: CInDeR on the current poses, waited for.
+fn narrow_phase_gpu_blocking(
+    mut pw: ResMut<PhysicsWorld>,
+    gpu: Option<Res<GpuNarrow>>,
+    settings: Res<PhysicsSettings>,
+    mut stats: ResMut<PhysicsStats>,
+    mut backend: ResMut<Backend>,
+) {
+    let start = Instant::now();
+    let Some(gpu) = gpu else {
+        return fall_back(&mut backend, "no GPU set up");
+    };
+    let (job, covered) = build_job(&pw, stats.steps, settings.cinder_resolution);
+    let answer = run_job(&gpu.ctx, &gpu.cinder, (job, covered));
+    match answer.pairs {
+        Ok(pairs) => {
+            pw.interfering = pairs_to_interfering(&pairs, &pw.candidates);
+            stats.gpu_ms = Some(answer.gpu_ms);
+        }
+        Err(e) => return fall_back(&mut backend, &e),
+    }
+    stats.backend = Backend::GpuBlocking;
+    stats.latency_pairs = 0;
+    stats.interfering_pairs = pw.interfering.len();
+    stats.narrow_phase_ms = start.elapsed().as_secs_f64() * 1e3;
+}
+
+/// [`Backend::Gpu`]: uses the newest answer, tests uncovered candidates on the CPU, sends the
+/// next job.
+fn narrow_phase_gpu_async(
+    mut pw: ResMut<PhysicsWorld>,
+    gpu: Option<ResMut<GpuNarrow>>,
+    settings: Res<PhysicsSettings>,
+    mut stats: ResMut<PhysicsStats>,
+    mut backend: ResMut<Backend>,
+) {
+    let start = Instant::now();
+    let Some(mut gpu) = gpu else {
+        return fall_back(&mut backend, "no GPU set up");
+    };
+    loop {
+        match gpu.answers.try_recv() {
+            Ok(a) => {
+                if gpu.in_flight == Some(a.step) {
+                    gpu.in_flight = None;
+                }
+                gpu.latest = Some(a);
+            }
+            Err(TryRecvError::Empty) => break,
+            Err(TryRecvError::Disconnected) => {
+                world_lost(&mut gpu);
+                return fall_back(&mut backend, "the GPU worker stopped");
+            }
+        }
+    }
+    let pw = &mut *pw;
+    // An answer about an older body numbering (bodies were added or removed) is useless.
+    if gpu
+        .latest
+        .as_ref()
+        .is_some_and(|a| a.generation != pw.generation)
+    {
+        gpu.latest = None;
+    }
+    let (mut interfering, covered, gpu_ms) = match &gpu.latest {
+        Some(a) => match &a.pairs {
+            Ok(p) => (
+                pairs_to_interfering(p, &pw.candidates),
+                a.covered.clone(),
+                Some(a.gpu_ms),
+            ),
+            Err(e) => {
+                let e = e.clone();
+                return fall_back(&mut backend, &e);
+            }
+        },
+        None => (Vec::new(), Vec::new(), None),
+    };
+    // Candidates the answer did not cover: the CPU decides them this step.
+    let mut latency = 0;
+    for &(a, b) in &pw.candidates {
+        if covered.binary_search(&(a, b)).is_err() {
+            latency += 1;
+            if let Some(p) = exact_pair(pw, a, b, false) {
+                interfering.push(p);
+            }
+        }
+    }
+    interfering.sort_by_key(|p| (p.a, p.b));
+    pw.interfering = interfering;
+    if gpu.in_flight.is_none() {
+        let step = stats.steps;
+        let job = build_job(pw, step, settings.cinder_resolution);
+        if gpu.jobs.send(job).is_ok() {
+            gpu.in_flight = Some(step);
+        }
+    }
+    stats.backend = Backend::Gpu;
+    stats.gpu_ms = gpu_ms;
+    stats.latency_pairs = latency;
+    stats.interfering_pairs = pw.interfering.len();
+    stats.narrow_phase_ms = start.elapsed().as_secs_f64() * 1e3;
+}
+
+fn world_lost(gpu: &mut GpuNarrow) {
+    gpu.in_flight = None;
+    gpu.latest = None;
+}

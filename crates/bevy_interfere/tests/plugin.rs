@@ -1,0 +1,431 @@
+//! Headless Bevy tests of the physics plugins: `MinimalPlugins` plus Interfere, one fixed step per
+//! `app.update()` (manual time). GPU backends run on whatever adapter exists (Mesa's software
+//! Vulkan driver in CI); under CI=true a missing adapter fails the GPU tests.
+
+use bevy::asset::AssetPlugin;
+use bevy::ecs::message::{MessageCursor, Messages};
+use bevy::mesh::{Mesh, Meshable};
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_interfere::prelude::*;
+use bevy_interfere::{ColliderError, ColliderShape, GpuSupport, InterfereGpuContext, PhysicsWorld};
+use interfere_gpu::testing::gpu_or_skip;
+
+const HZ: f64 = 64.0;
+
+fn app(backend: Backend, gpu: Option<interfere_gpu::GpuContext>) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default()))
+        .init_asset::<Mesh>()
+        .insert_resource(Time::<Fixed>::from_hz(HZ))
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+        .insert_resource(backend);
+    if let Some(ctx) = gpu {
+        app.insert_resource(InterfereGpuContext(ctx));
+    }
+    app.add_plugins(InterferePlugins);
+    app.finish();
+    app.cleanup();
+    app
+}
+
+fn ground(app: &mut App) -> Entity {
+    app.world_mut()
+        .spawn((
+            RigidBody::Static,
+            Collider::cuboid(Vec3::new(2.0, 0.25, 2.0)),
+            Transform::from_xyz(0.0, -0.25, 0.0),
+            Name::new("ground"),
+        ))
+        .id()
+}
+
+fn falling_box(app: &mut App, y: f32) -> Entity {
+    app.world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(Vec3::splat(0.25)),
+            Transform::from_xyz(0.0, y, 0.0).with_rotation(Quat::from_rotation_y(0.3)),
+            NeverSleep,
+            Name::new("box"),
+        ))
+        .id()
+}
+
+/// Reads every message of type `M` written since the cursor's last read.
+struct Inbox<M: Message> {
+    cursor: MessageCursor<M>,
+    got: Vec<M>,
+}
+
+impl<M: Message + Clone> Inbox<M> {
+    fn new() -> Self {
+        Self {
+            cursor: MessageCursor::default(),
+            got: Vec::new(),
+        }
+    }
+    fn drain(&mut self, app: &App) {
+        let messages = app.world().resource::<Messages<M>>();
+        self.got.extend(self.cursor.read(messages).cloned());
+    }
+}
+
+struct Run {
+    heights: Vec<f32>,
+    started: Vec<CollisionStarted>,
+    contacts: Vec<ContactMessage>,
+    volumes: Vec<IntersectionVolumeMessage>,
+    final_speed: f32,
+    backend_seen: Vec<Backend>,
+    /// Steps whose narrow phase reported GPU time.
+    gpu_steps: usize,
+}
+
+fn drop_box(backend: Backend, gpu: Option<interfere_gpu::GpuContext>, steps: usize) -> Run {
+    let mut app = app(backend, gpu);
+    let g = ground(&mut app);
+    let b = falling_box(&mut app, 1.0);
+    let mut s = Inbox::<CollisionStarted>::new();
+    let mut c = Inbox::<ContactMessage>::new();
+    let mut v = Inbox::<IntersectionVolumeMessage>::new();
+    let mut heights = Vec::new();
+    let mut backend_seen = Vec::new();
+    let mut gpu_steps = 0;
+    for _ in 0..steps {
+        app.update();
+        s.drain(&app);
+        c.drain(&app);
+        v.drain(&app);
+        heights.push(app.world().get::<Transform>(b).unwrap().translation.y);
+        let stats = app.world().resource::<PhysicsStats>();
+        if stats.steps > 0 {
+            backend_seen.push(stats.backend);
+            gpu_steps += usize::from(stats.gpu_ms.is_some());
+        }
+    }
+    for m in &s.got {
+        assert!(
+            (m.0 == g && m.1 == b) || (m.0 == b && m.1 == g),
+            "collision between unexpected entities {m:?}"
+        );
+    }
+    let lin = app.world().get::<LinearVelocity>(b).unwrap().0;
+    let ang = app.world().get::<AngularVelocity>(b).unwrap().0;
+    Run {
+        heights,
+        started: s.got,
+        contacts: c.got,
+        volumes: v.got,
+        final_speed: lin.length() + 0.25 * ang.length(),
+        backend_seen,
+        gpu_steps,
+    }
+}
+
+fn check_rest(run: &Run, label: &str) {
+    let last = *run.heights.last().unwrap();
+    // Resting on the ground: centre a half side above the top face, minus the small volume
+    // overlap the contact keeps (slop depth 1e-4 plus sampling error).
+    assert!(
+        (last - 0.25).abs() < 0.01,
+        "{label}: box rests at y = {last}, expected 0.25"
+    );
+    assert!(
+        run.final_speed < 0.05,
+        "{label}: still moving, speed {}",
+        run.final_speed
+    );
+    let min = run.heights.iter().copied().fold(f32::INFINITY, f32::min);
+    assert!(min > 0.2, "{label}: sank to {min} (tunnelling?)");
+    assert!(!run.started.is_empty(), "{label}: no CollisionStarted");
+    assert!(!run.contacts.is_empty(), "{label}: no ContactMessage");
+    // Contact messages: points on the ground's top face, normals up (b is pushed out of a,
+    // and the box is b or a depending on body order: normals are ±y).
+    let with_points: Vec<_> = run
+        .contacts
+        .iter()
+        .filter(|c| !c.points.is_empty())
+        .collect();
+    assert!(!with_points.is_empty(), "{label}: no contact points");
+    for c in &with_points {
+        for p in &c.points {
+            assert!(
+                p.normal.y.abs() > 0.9,
+                "{label}: normal {:?} not vertical",
+                p.normal
+            );
+            assert!(
+                p.point.y.abs() < 0.05,
+                "{label}: contact point {:?} off the face",
+                p.point
+            );
+            assert!(
+                p.depth >= 0.0 && p.depth < 0.05,
+                "{label}: depth {}",
+                p.depth
+            );
+        }
+    }
+    // Volume messages: small positive volumes, forces vertical and consistent with the
+    // contact normals' sign.
+    assert!(
+        !run.volumes.is_empty(),
+        "{label}: no IntersectionVolumeMessage"
+    );
+    for v in &run.volumes {
+        assert!(
+            v.volume > 0.0 && v.volume < 0.01,
+            "{label}: volume {}",
+            v.volume
+        );
+        let f = v.force.normalize();
+        assert!(f.y.abs() > 0.9, "{label}: force {:?}", v.force);
+        assert!(v.rays > 0);
+    }
+}
+
+#[test]
+fn cpu_box_falls_and_rests_on_static_mesh() {
+    let run = drop_box(Backend::Cpu, None, 192);
+    check_rest(&run, "cpu");
+    assert!(run.backend_seen.iter().all(|b| *b == Backend::Cpu));
+    // Touch-down happened once and stayed (no chatter of started/ended at rest).
+    assert!(
+        run.started.len() <= 2,
+        "started {} times",
+        run.started.len()
+    );
+}
+
+#[test]
+fn gpu_blocking_box_falls_and_rests_and_matches_cpu() {
+    let Some(ctx) = gpu_or_skip("gpu_blocking_box_falls_and_rests_and_matches_cpu") else {
+        return;
+    };
+    let gpu = drop_box(Backend::GpuBlocking, Some(ctx), 192);
+    check_rest(&gpu, "gpu-blocking");
+    assert!(
+        gpu.backend_seen.iter().all(|b| *b == Backend::GpuBlocking),
+        "the GPU backend fell back: {:?}",
+        gpu.backend_seen
+    );
+    // CInDeR ran on every step that had a candidate pair (from touch-down on).
+    assert!(gpu.gpu_steps > 100, "GPU ran on {} steps", gpu.gpu_steps);
+    let cpu = drop_box(Backend::Cpu, None, 192);
+    assert_eq!(cpu.gpu_steps, 0);
+    let worst = cpu
+        .heights
+        .iter()
+        .zip(&gpu.heights)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    // The narrow phases agree except on penetrations below a CInDeR pixel (the contact then
+    // starts a step later), so trajectories differ by at most about one step of fall.
+    assert!(
+        worst < 0.06,
+        "cpu and gpu-blocking heights differ by up to {worst}"
+    );
+    eprintln!("cpu vs gpu-blocking: worst height difference {worst} m over 192 steps");
+}
+
+#[test]
+fn gpu_async_box_falls_and_rests() {
+    let Some(ctx) = gpu_or_skip("gpu_async_box_falls_and_rests") else {
+        return;
+    };
+    let run = drop_box(Backend::Gpu, Some(ctx), 192);
+    check_rest(&run, "gpu");
+    assert!(run.backend_seen.iter().all(|b| *b == Backend::Gpu));
+    assert!(
+        run.gpu_steps > 100,
+        "GPU answers used on {} steps",
+        run.gpu_steps
+    );
+}
+
+#[test]
+fn gpu_backend_without_device_falls_back_to_cpu() {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default()))
+        .init_asset::<Mesh>()
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+        .insert_resource(Backend::GpuBlocking)
+        .insert_resource(GpuSupport {
+            unavailable: Some("forced by the test".into()),
+            ..Default::default()
+        })
+        .add_plugins(InterferePlugins);
+    app.finish();
+    app.cleanup();
+    assert_eq!(*app.world().resource::<Backend>(), Backend::Cpu);
+    ground(&mut app);
+    let b = falling_box(&mut app, 0.6);
+    for _ in 0..64 {
+        app.update();
+    }
+    let y = app.world().get::<Transform>(b).unwrap().translation.y;
+    assert!((y - 0.25).abs() < 0.02, "fell back but box at {y}");
+}
+
+#[test]
+fn open_mesh_collider_is_refused_with_a_reason() {
+    let mut app = app(Backend::Cpu, None);
+    let plane = app
+        .world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .add(Plane3d::default().mesh().size(1.0, 1.0).build());
+    let sphere = app
+        .world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .add(Sphere::new(0.5).mesh().ico(2).unwrap());
+    let bad = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::mesh(plane),
+            Transform::default(),
+        ))
+        .id();
+    let good = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Mesh3d(sphere),
+            Collider::from_mesh3d(),
+            Transform::from_scale(Vec3::splat(2.0)),
+        ))
+        .id();
+    let no_mesh = app
+        .world_mut()
+        .spawn((RigidBody::Dynamic, Collider::from_mesh3d()))
+        .id();
+    for _ in 0..3 {
+        app.update();
+    }
+    let err = app
+        .world()
+        .get::<ColliderError>(bad)
+        .expect("open mesh refused");
+    assert!(
+        err.reason.contains("not a closed solid"),
+        "reason: {}",
+        err.reason
+    );
+    assert!(app.world().get::<ColliderError>(no_mesh).is_some());
+    let shape = app
+        .world()
+        .get::<ColliderShape>(good)
+        .expect("sphere accepted");
+    // Scale 2 baked in: the icosphere of radius 0.5 becomes radius 1 (volume a bit under 4π/3).
+    let v = shape.volume();
+    assert!(v > 3.9 && v < 4.19, "scaled volume {v}");
+    // The refused body is not simulated; the good one falls.
+    let pw = app.world().resource::<PhysicsWorld>();
+    assert!(pw.body(bad).is_none());
+    assert!(pw.body(good).is_some());
+}
+
+#[test]
+fn despawn_ends_collision_and_teleport_and_velocity_are_honoured() {
+    let mut app = app(Backend::Cpu, None);
+    let g = ground(&mut app);
+    let b = falling_box(&mut app, 0.24);
+    let mut ended = Inbox::<CollisionEnded>::new();
+    let mut started = Inbox::<CollisionStarted>::new();
+    for _ in 0..5 {
+        app.update();
+        started.drain(&app);
+    }
+    assert_eq!(started.got.len(), 1, "{:?}", started.got);
+    // Teleport: the game writes Transform; the body continues from there.
+    app.world_mut().get_mut::<Transform>(b).unwrap().translation = Vec3::new(5.0, 3.0, 0.0);
+    app.world_mut().get_mut::<LinearVelocity>(b).unwrap().0 = Vec3::new(1.0, 0.0, 0.0);
+    app.update();
+    ended.drain(&app);
+    let t = app.world().get::<Transform>(b).unwrap().translation;
+    let dt = 1.0 / HZ as f32;
+    assert!(
+        (t.x - (5.0 + dt)).abs() < 1e-3,
+        "x after teleport and push: {}",
+        t.x
+    );
+    assert!(t.y < 3.0 && t.y > 2.99, "y after teleport: {}", t.y);
+    assert_eq!(ended.got.len(), 1, "{:?}", ended.got);
+    assert!(ended.got[0] == CollisionEnded(g, b) || ended.got[0] == CollisionEnded(b, g));
+    // Back onto the ground, then despawn the ground: the collision ends.
+    app.world_mut().get_mut::<Transform>(b).unwrap().translation = Vec3::new(0.0, 0.24, 0.0);
+    app.world_mut().get_mut::<LinearVelocity>(b).unwrap().0 = Vec3::ZERO;
+    for _ in 0..3 {
+        app.update();
+        started.drain(&app);
+        ended.drain(&app);
+    }
+    assert_eq!(started.got.len(), 2);
+    app.world_mut().despawn(g);
+    app.update();
+    ended.drain(&app);
+    assert_eq!(ended.got.len(), 2, "{:?}", ended.got);
+}
+
+#[test]
+fn resting_body_sleeps_and_wakes() {
+    let mut app = app(Backend::Cpu, None);
+    ground(&mut app);
+    let b = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(Vec3::splat(0.25)),
+            Transform::from_xyz(0.0, 0.3, 0.0),
+        ))
+        .id();
+    let mut slept_at = None;
+    for i in 0..300 {
+        app.update();
+        if app.world().get::<Sleeping>(b).is_some() {
+            slept_at = Some(i);
+            break;
+        }
+    }
+    let slept_at = slept_at.expect("the resting box falls asleep");
+    let y = app.world().get::<Transform>(b).unwrap().translation.y;
+    for _ in 0..20 {
+        app.update();
+    }
+    assert_eq!(
+        app.world().get::<Transform>(b).unwrap().translation.y,
+        y,
+        "asleep but moved"
+    );
+    // A velocity set by the game wakes it.
+    app.world_mut().get_mut::<LinearVelocity>(b).unwrap().0 = Vec3::new(0.0, 2.0, 0.0);
+    app.update();
+    assert!(app.world().get::<Sleeping>(b).is_none(), "woke up");
+    assert!(app.world().get::<Transform>(b).unwrap().translation.y > y);
+    eprintln!("slept after {slept_at} steps");
+}
+
+#[test]
+fn pause_and_single_step() {
+    let mut app = app(Backend::Cpu, None);
+    let b = falling_box(&mut app, 5.0);
+    app.world_mut().resource_mut::<PhysicsSettings>().paused = true;
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(app.world().get::<Transform>(b).unwrap().translation.y, 5.0);
+    app.world_mut()
+        .resource_mut::<PhysicsSettings>()
+        .single_steps = 2;
+    for _ in 0..5 {
+        app.update();
+    }
+    let v = app.world().get::<LinearVelocity>(b).unwrap().0.y;
+    let expected = -9.81 * 2.0 / HZ as f32;
+    assert!(
+        (v - expected).abs() < 1e-4,
+        "two steps of gravity: v = {v}, expected {expected}"
+    );
+    assert_eq!(app.world().resource::<PhysicsStats>().steps, 2);
+}
