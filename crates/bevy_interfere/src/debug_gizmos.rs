@@ -53,9 +53,10 @@ impl Plugin for InterfereDebugPlugin {
             return;
         }
         app.init_gizmo_group::<InterfereGizmos>();
-        app.add_systems(Startup, |mut store: ResMut<GizmoConfigStore>| {
+        // Off until the game (or the overlay) turns it on.
+        if let Some(mut store) = app.world_mut().get_resource_mut::<GizmoConfigStore>() {
             store.config_mut::<InterfereGizmos>().0.enabled = false;
-        });
+        }
         app.add_systems(
             PostUpdate,
             draw_debug

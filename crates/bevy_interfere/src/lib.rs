@@ -36,6 +36,8 @@ pub mod debug_gizmos;
 pub mod gpu_backend;
 pub mod mesh_convert;
 pub mod messages;
+#[cfg(feature = "overlay")]
+pub mod overlay;
 pub mod settings;
 pub mod stepper;
 
@@ -46,6 +48,8 @@ pub use components::{
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
 pub use gpu_backend::{GpuBackendPlugin, GpuSupport, InterfereGpuContext};
+#[cfg(feature = "overlay")]
+pub use overlay::{InterfereOverlayPlugin, OverlayState};
 pub use messages::{
     CollisionEnded, CollisionStarted, ContactMessage, ContactPoint, IntersectionVolumeMessage,
 };

@@ -1,0 +1,188 @@
+//! The in-editor debug panel (bevy_egui, feature `overlay`): switch the narrow-phase backend,
+//! set the volume sampling and the CInDeR resolution, pause and single-step, toggle the debug
+//! gizmos, inspect one body, and read the per-stage timings and counts of the last step.
+//!
+//! Nothing here runs while [`OverlayState::visible`] is false (the panel system has a run
+//! condition), so the overlay costs nothing when it is off.
+
+use crate::components::{AngularVelocity, LinearVelocity, RigidBody, Sleeping};
+use crate::debug_gizmos::InterfereGizmos;
+use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
+use crate::stepper::PhysicsWorld;
+use crate::GpuSupport;
+use bevy::gizmos::config::GizmoConfigStore;
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
+
+/// Whether the panel is shown and which body it inspects.
+#[derive(Resource, Clone, Debug, Default, PartialEq)]
+pub struct OverlayState {
+    /// Show the panel (toggle with F3 where there is a keyboard).
+    pub visible: bool,
+    /// The inspected body.
+    pub selected: Option<Entity>,
+}
+
+/// Adds the panel (and `EguiPlugin` if the app has none).
+#[derive(Default)]
+pub struct InterfereOverlayPlugin;
+
+impl Plugin for InterfereOverlayPlugin {
+    fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<EguiPlugin>() {
+            app.add_plugins(EguiPlugin::default());
+        }
+        app.init_resource::<OverlayState>()
+            .add_systems(Update, toggle_with_f3)
+            .add_systems(
+                EguiPrimaryContextPass,
+                panel.run_if(|s: Res<OverlayState>| s.visible),
+            );
+    }
+}
+
+fn toggle_with_f3(keys: Option<Res<ButtonInput<KeyCode>>>, mut state: ResMut<OverlayState>) {
+    if keys.is_some_and(|k| k.just_pressed(KeyCode::F3)) {
+        state.visible = !state.visible;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn panel(
+    mut contexts: EguiContexts,
+    mut state: ResMut<OverlayState>,
+    mut settings: ResMut<PhysicsSettings>,
+    mut backend: ResMut<Backend>,
+    stats: Res<PhysicsStats>,
+    support: Option<Res<GpuSupport>>,
+    pw: Res<PhysicsWorld>,
+    gizmo_store: Option<ResMut<GizmoConfigStore>>,
+    bodies: Query<(
+        Entity,
+        &RigidBody,
+        &Transform,
+        &LinearVelocity,
+        &AngularVelocity,
+        Option<&Name>,
+        Has<Sleeping>,
+    )>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    egui::Window::new("Interfere")
+        .default_pos(egui::pos2(8.0, 8.0))
+        .default_width(300.0)
+        .show(ctx, |ui| {
+            ui.heading("Narrow phase");
+            ui.horizontal(|ui| {
+                for b in [Backend::Cpu, Backend::Gpu, Backend::GpuBlocking] {
+                    ui.radio_value(&mut *backend, b, b.name());
+                }
+            });
+            if let Some(s) = &support {
+                match (&s.adapter, &s.unavailable) {
+                    (_, Some(why)) => ui.colored_label(egui::Color32::LIGHT_RED, why),
+                    (Some(a), None) => ui.label(format!("GPU: {a}")),
+                    (None, None) => ui.label("GPU: not set up yet"),
+                };
+            }
+            ui.add(
+                egui::Slider::new(&mut settings.volume_spacing, 0.01..=0.5)
+                    .logarithmic(true)
+                    .text("volume ray spacing (× size)"),
+            );
+            ui.add(
+                egui::Slider::new(&mut settings.cinder_resolution, 32..=2048)
+                    .logarithmic(true)
+                    .text("CInDeR resolution"),
+            );
+            ui.checkbox(&mut settings.all_triangle_pairs, "report all triangle pairs");
+            ui.horizontal(|ui| {
+                ui.checkbox(&mut settings.paused, "paused");
+                if ui.button("step").clicked() {
+                    settings.single_steps += 1;
+                }
+            });
+
+            if let Some(mut store) = gizmo_store {
+                ui.separator();
+                ui.heading("Debug drawing");
+                let (config, ext) = store.config_mut::<InterfereGizmos>();
+                ui.checkbox(&mut config.enabled, "gizmos");
+                ui.checkbox(&mut ext.contacts, "contact points and normals");
+                ui.checkbox(&mut ext.interfering_triangles, "interfering triangles");
+                ui.checkbox(&mut ext.world_boxes, "world boxes");
+                ui.checkbox(&mut ext.volume_gradients, "volume gradients");
+                let mut show_tree = ext.tree_level.is_some();
+                let mut level = ext.tree_level.unwrap_or(0) as u32;
+                ui.horizontal(|ui| {
+                    ui.checkbox(&mut show_tree, "BVH level");
+                    ui.add(egui::DragValue::new(&mut level).range(0..=24));
+                });
+                ext.tree_level = show_tree.then_some(level as usize);
+            }
+
+            ui.separator();
+            ui.heading("Last step");
+            egui::Grid::new("interfere-stats").striped(true).show(ui, |ui| {
+                let mut row = |k: &str, v: String| {
+                    ui.label(k);
+                    ui.label(v);
+                    ui.end_row();
+                };
+                row("backend", stats.backend.name().to_string());
+                row("bodies", stats.bodies.to_string());
+                row("candidate pairs", stats.candidate_pairs.to_string());
+                row("interfering pairs", stats.interfering_pairs.to_string());
+                row("latency pairs (CPU)", stats.latency_pairs.to_string());
+                row("volume contacts", stats.volume_contacts.to_string());
+                row("rays", stats.rays.to_string());
+                row("sync", format!("{:.3} ms", stats.sync_ms));
+                row("broad phase", format!("{:.3} ms", stats.broad_phase_ms));
+                row("narrow phase", format!("{:.3} ms", stats.narrow_phase_ms));
+                row(
+                    "GPU (end to end)",
+                    stats.gpu_ms.map_or("-".into(), |t| format!("{t:.3} ms")),
+                );
+                row("volume", format!("{:.3} ms", stats.volume_ms));
+                row("solver", format!("{:.3} ms", stats.solver_ms));
+                row("writeback", format!("{:.3} ms", stats.writeback_ms));
+                row("total", format!("{:.3} ms", stats.total_ms()));
+            });
+
+            ui.separator();
+            ui.heading("Body");
+            let label = |e: Entity, n: Option<&Name>| {
+                n.map_or_else(|| e.to_string(), |n| format!("{n} ({e})"))
+            };
+            let current = state
+                .selected
+                .and_then(|e| bodies.get(e).ok())
+                .map_or("none".to_string(), |(e, .., n, _)| label(e, n));
+            egui::ComboBox::from_id_salt("interfere-body")
+                .selected_text(current)
+                .show_ui(ui, |ui| {
+                    for (e, .., n, _) in bodies.iter() {
+                        ui.selectable_value(&mut state.selected, Some(e), label(e, n));
+                    }
+                });
+            if let Some((e, kind, t, lin, ang, _, asleep)) =
+                state.selected.and_then(|e| bodies.get(e).ok())
+            {
+                ui.label(format!("{kind:?}{}", if asleep { ", sleeping" } else { "" }));
+                ui.label(format!("position {:.4}", t.translation));
+                ui.label(format!("velocity {:.4} m/s", lin.0));
+                ui.label(format!("angular {:.4} rad/s", ang.0));
+                if let Some(b) = pw.body(e) {
+                    ui.label(format!("mass {:.4}", b.mass()));
+                }
+                let touching: Vec<String> = pw
+                    .interfering_pairs()
+                    .into_iter()
+                    .filter_map(|(a, b)| (a == e).then_some(b).or((b == e).then_some(a)))
+                    .map(|o| o.to_string())
+                    .collect();
+                ui.label(format!("interferes with: {}", touching.join(", ")));
+            }
+        });
+    Ok(())
+}
