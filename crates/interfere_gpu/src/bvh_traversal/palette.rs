@@ -402,7 +402,8 @@ impl GpuEntranceLevel {
                 + 3.0 * (half(ra) + half(rb) + self.margin);
             // The f32 box test accepts separations up to its margin at both poses.
             let slack = 8.0 * (f64::from(TRI_PATH_BOX_MARGIN) * scale + 1e-29);
-            if !(moved * (1.0 + 1e-9) + slack <= self.margin) {
+            let fits = moved * (1.0 + 1e-9) + slack <= self.margin;
+            if !fits {
                 return None;
             }
         }
