@@ -38,11 +38,13 @@ impl KernelTimes {
 pub struct StageTimings {
     /// GPU kernel times; `None` when the adapter lacks timestamp queries.
     pub kernels: Option<KernelTimes>,
-    /// Host wall-clock time of the whole query (palette upload, dispatches, waits, readbacks).
+    /// Host wall-clock time of the whole query (palette upload, dispatches, waits, readbacks;
+    /// not the final timestamp resolve).
     pub wall: Duration,
     /// Host time spent waiting for readbacks (counts and the final list).
     pub readback: Duration,
-    /// Number of round trips to the GPU (each waits for one small or final readback).
+    /// Number of round trips to the GPU (each waits for one small or final readback; the
+    /// timestamp resolve is not counted).
     pub round_trips: u32,
     /// Traversal steps run (0 for the brute-force kernel).
     pub steps: u32,

@@ -658,6 +658,15 @@ fn bunny_tumble_gpu_vs_cpu_obbtree() {
         }
     };
     let steps = 20;
+    // Warm-up: the software driver compiles the pipelines on first use.
+    let warm = ObjectPair {
+        a: 0,
+        b: 0,
+        b_to_a: tumble(0.5, 1, steps),
+    };
+    k.traversal
+        .triangle_pairs(&k.ctx, &set, &[warm], 1 << 26, None)
+        .expect("warm-up");
     println!(
         "adapter: {}  (bunny25k, {} triangles, {steps} tumble poses per distance)",
         k.ctx.adapter,
