@@ -28,6 +28,10 @@
 //! [`GpuError::PairListOverflow`], like the CPU's `PairListOverflow`), sizes the next list's
 //! buffer (buffers grow to what the traversal needs, never beyond the capacity) and the next
 //! dispatch. The candidate list itself is read back once, after the leaf step.
+//!
+//! **Complete traversal.** [`palette`] adds what the paper's pipeline needs beyond candidates:
+//! the triangle tests at the leaves on the GPU ([`crate::tri_tri`]), many object pairs per
+//! dispatch (a pose palette), the section-5 entrance level, and kernel timings.
 
 use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
@@ -39,6 +43,12 @@ use interfere_geometry::DPose;
 use interfere_geometry::bvh::bfs::StepLevels;
 use interfere_geometry::bvh::{BalancedNode, BalancedTree};
 use wgpu::util::DeviceExt;
+
+pub mod palette;
+
+pub use palette::{
+    GpuEntranceLevel, GpuMeshSet, GpuTriangleTraversal, ObjectPair, TrianglePair, TrianglePairs,
+};
 
 /// Relative part of the `f32` test's separation margin (times the magnitude of the box
 /// coordinates and the translation involved).
@@ -121,11 +131,11 @@ impl GpuTree {
 }
 
 /// A storage buffer that grows (by powers of two, never past a limit) to what is asked.
-struct Growable {
-    what: &'static str,
-    element_size: u64,
-    elements: u64,
-    buffer: wgpu::Buffer,
+pub(crate) struct Growable {
+    pub(crate) what: &'static str,
+    pub(crate) element_size: u64,
+    pub(crate) elements: u64,
+    pub(crate) buffer: wgpu::Buffer,
 }
 
 impl Growable {

@@ -8,6 +8,7 @@
 //! render device with [`GpuContext::from_parts`].
 #![deny(missing_docs)]
 
+pub mod brute_force;
 pub mod bvh_traversal;
 pub mod cinder;
 mod compute;
@@ -17,9 +18,16 @@ pub mod readback;
 pub mod scan;
 pub mod shaders;
 pub mod testing;
+pub mod timing;
+pub mod tri_tri;
 
-pub use bvh_traversal::{GpuBvhTraversal, GpuTree};
+pub use brute_force::GpuBruteForce;
+pub use bvh_traversal::{
+    GpuBvhTraversal, GpuEntranceLevel, GpuMeshSet, GpuTree, GpuTriangleTraversal, ObjectPair,
+    TrianglePair, TrianglePairs,
+};
 pub use cinder::{Cinder, CinderObject, CinderReport};
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;
+pub use timing::{KernelTimes, StageTimings};

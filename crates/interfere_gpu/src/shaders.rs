@@ -7,6 +7,15 @@ pub const SCAN: &str = include_str!("../../../shaders/scan.wgsl");
 /// Breadth-first simultaneous traversal of two balanced AABB trees (count and scatter passes).
 pub const BVH_TRAVERSAL: &str = include_str!("../../../shaders/bvh_traversal.wgsl");
 
+/// Conservative `f32` triangle-triangle test (function library, prepended to the kernels below).
+pub const TRI_TRI: &str = include_str!("../../../shaders/tri_tri.wgsl");
+
+/// Palette traversal of many object pairs with leaf triangle tests (count and scatter passes).
+pub const BVH_PALETTE: &str = include_str!("../../../shaders/bvh_palette.wgsl");
+
+/// Brute-force m x n triangle-pair kernel.
+pub const BRUTE_FORCE: &str = include_str!("../../../shaders/brute_force.wgsl");
+
 /// CInDeR image-space interference: edge and solid passes of an orthographic view along z.
 pub const CINDER: &str = include_str!("../../../shaders/cinder.wgsl");
 

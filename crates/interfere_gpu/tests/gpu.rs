@@ -877,3 +877,7 @@ mod cinder {
         assert!(report.negative.is_empty());
     }
 }
+
+// Complete GPU traversal: leaf triangle tests, palettes, entrance level, brute-force kernel.
+#[path = "gpu/bvh.rs"]
+mod bvh_complete;
