@@ -114,8 +114,12 @@ fn setup(
             MeshMaterial3d(material.clone()),
             Collider::solid(solid.clone()),
             Friction::new(0.6),
-            Transform::from_translation(position)
-                .with_rotation(Quat::from_euler(EulerRot::XYZ, jitter, 2.0 * jitter, 0.5)),
+            Transform::from_translation(position).with_rotation(Quat::from_euler(
+                EulerRot::XYZ,
+                jitter,
+                2.0 * jitter,
+                0.5,
+            )),
         ));
     }
     let eye = Vec3::new(half * 1.3, half * 1.1 + 1.5, half * 1.6);
@@ -207,7 +211,8 @@ fn main() {
             fastest = fastest.max(v.0.length());
             asleep += usize::from(s);
         }
-        let mut q = world.query_filtered::<(&Transform, &bevy_interfere::ColliderShape), With<Dropped>>();
+        let mut q =
+            world.query_filtered::<(&Transform, &bevy_interfere::ColliderShape), With<Dropped>>();
         for (t, shape) in q.iter(world) {
             for v in shape.solid().vertices() {
                 let w = t.transform_point(Vec3::from_array(v.to_array()));

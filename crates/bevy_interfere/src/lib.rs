@@ -48,11 +48,11 @@ pub use components::{
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
 pub use gpu_backend::{GpuBackendPlugin, GpuSupport, InterfereGpuContext};
-#[cfg(feature = "overlay")]
-pub use overlay::{InterfereOverlayPlugin, OverlayState};
 pub use messages::{
     CollisionEnded, CollisionStarted, ContactMessage, ContactPoint, IntersectionVolumeMessage,
 };
+#[cfg(feature = "overlay")]
+pub use overlay::{InterfereOverlayPlugin, OverlayState};
 pub use settings::{Backend, PhysicsSettings, PhysicsStats, SleepSettings};
 pub use stepper::{InterferingPair, PhysicsWorld};
 

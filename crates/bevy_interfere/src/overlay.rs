@@ -5,11 +5,11 @@
 //! Nothing here runs while [`OverlayState::visible`] is false (the panel system has a run
 //! condition), so the overlay costs nothing when it is off.
 
+use crate::GpuSupport;
 use crate::components::{AngularVelocity, LinearVelocity, RigidBody, Sleeping};
 use crate::debug_gizmos::InterfereGizmos;
 use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
 use crate::stepper::PhysicsWorld;
-use crate::GpuSupport;
 use bevy::gizmos::config::GizmoConfigStore;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
@@ -95,7 +95,10 @@ fn panel(
                     .logarithmic(true)
                     .text("CInDeR resolution"),
             );
-            ui.checkbox(&mut settings.all_triangle_pairs, "report all triangle pairs");
+            ui.checkbox(
+                &mut settings.all_triangle_pairs,
+                "report all triangle pairs",
+            );
             ui.horizontal(|ui| {
                 ui.checkbox(&mut settings.paused, "paused");
                 if ui.button("step").clicked() {
@@ -123,31 +126,33 @@ fn panel(
 
             ui.separator();
             ui.heading("Last step");
-            egui::Grid::new("interfere-stats").striped(true).show(ui, |ui| {
-                let mut row = |k: &str, v: String| {
-                    ui.label(k);
-                    ui.label(v);
-                    ui.end_row();
-                };
-                row("backend", stats.backend.name().to_string());
-                row("bodies", stats.bodies.to_string());
-                row("candidate pairs", stats.candidate_pairs.to_string());
-                row("interfering pairs", stats.interfering_pairs.to_string());
-                row("latency pairs (CPU)", stats.latency_pairs.to_string());
-                row("volume contacts", stats.volume_contacts.to_string());
-                row("rays", stats.rays.to_string());
-                row("sync", format!("{:.3} ms", stats.sync_ms));
-                row("broad phase", format!("{:.3} ms", stats.broad_phase_ms));
-                row("narrow phase", format!("{:.3} ms", stats.narrow_phase_ms));
-                row(
-                    "GPU (end to end)",
-                    stats.gpu_ms.map_or("-".into(), |t| format!("{t:.3} ms")),
-                );
-                row("volume", format!("{:.3} ms", stats.volume_ms));
-                row("solver", format!("{:.3} ms", stats.solver_ms));
-                row("writeback", format!("{:.3} ms", stats.writeback_ms));
-                row("total", format!("{:.3} ms", stats.total_ms()));
-            });
+            egui::Grid::new("interfere-stats")
+                .striped(true)
+                .show(ui, |ui| {
+                    let mut row = |k: &str, v: String| {
+                        ui.label(k);
+                        ui.label(v);
+                        ui.end_row();
+                    };
+                    row("backend", stats.backend.name().to_string());
+                    row("bodies", stats.bodies.to_string());
+                    row("candidate pairs", stats.candidate_pairs.to_string());
+                    row("interfering pairs", stats.interfering_pairs.to_string());
+                    row("latency pairs (CPU)", stats.latency_pairs.to_string());
+                    row("volume contacts", stats.volume_contacts.to_string());
+                    row("rays", stats.rays.to_string());
+                    row("sync", format!("{:.3} ms", stats.sync_ms));
+                    row("broad phase", format!("{:.3} ms", stats.broad_phase_ms));
+                    row("narrow phase", format!("{:.3} ms", stats.narrow_phase_ms));
+                    row(
+                        "GPU (end to end)",
+                        stats.gpu_ms.map_or("-".into(), |t| format!("{t:.3} ms")),
+                    );
+                    row("volume", format!("{:.3} ms", stats.volume_ms));
+                    row("solver", format!("{:.3} ms", stats.solver_ms));
+                    row("writeback", format!("{:.3} ms", stats.writeback_ms));
+                    row("total", format!("{:.3} ms", stats.total_ms()));
+                });
 
             ui.separator();
             ui.heading("Body");
@@ -168,7 +173,10 @@ fn panel(
             if let Some((e, kind, t, lin, ang, _, asleep)) =
                 state.selected.and_then(|e| bodies.get(e).ok())
             {
-                ui.label(format!("{kind:?}{}", if asleep { ", sleeping" } else { "" }));
+                ui.label(format!(
+                    "{kind:?}{}",
+                    if asleep { ", sleeping" } else { "" }
+                ));
                 ui.label(format!("position {:.4}", t.translation));
                 ui.label(format!("velocity {:.4} m/s", lin.0));
                 ui.label(format!("angular {:.4} rad/s", ang.0));

@@ -92,30 +92,38 @@ impl MethodArg {
     }
 }
 
-/// Candidate pairs from the GPU traversal, filtered by the exact test on the CPU.
+/// Intersecting triangle pairs from the GPU traversal (Greß–Zachmann, f32 leaf tests with a
+/// conservative epsilon on the GPU), filtered by the exact test on the CPU.
 fn gpu_pairs(
     a: &Collider,
     b: &Collider,
     b_to_a: &interfere_geometry::DPose,
     all_pairs: bool,
 ) -> Result<Vec<(u32, u32)>, String> {
-    use interfere_gpu::{GpuBvhTraversal, GpuContext};
+    use interfere_gpu::tri_tri::exact_filter;
+    use interfere_gpu::{GpuContext, GpuMeshSet, GpuTriangleTraversal, ObjectPair};
     let ctx = GpuContext::headless().map_err(|e| e.to_string())?;
-    let traversal = GpuBvhTraversal::new(&ctx);
-    let ta = GpuBvhTraversal::upload_tree(&ctx, a.balanced_tree()).map_err(|e| e.to_string())?;
-    let tb = GpuBvhTraversal::upload_tree(&ctx, b.balanced_tree()).map_err(|e| e.to_string())?;
-    let capacity = 1 << 26;
-    let candidates = traversal
-        .candidate_pairs(&ctx, &ta, &tb, b_to_a, capacity)
+    let set = GpuMeshSet::upload(
+        &ctx,
+        &[(a.mesh(), a.balanced_tree()), (b.mesh(), b.balanced_tree())],
+    )
+    .map_err(|e| e.to_string())?;
+    let found = GpuTriangleTraversal::new(&ctx)
+        .triangle_pairs(
+            &ctx,
+            &set,
+            &[ObjectPair {
+                a: 0,
+                b: 1,
+                b_to_a: *b_to_a,
+            }],
+            1 << 26,
+            None,
+        )
         .map_err(|e| e.to_string())?;
-    let mut pairs = Vec::new();
-    for (i, j) in candidates {
-        if a.pair_intersects(b, b_to_a, i, j) {
-            pairs.push((i, j));
-            if !all_pairs {
-                break;
-            }
-        }
+    let mut pairs = exact_filter(a.mesh(), b.mesh(), b_to_a, &found.of(0));
+    if !all_pairs {
+        pairs.truncate(1);
     }
     Ok(pairs)
 }
