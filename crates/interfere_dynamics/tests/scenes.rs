@@ -830,3 +830,56 @@ fn stack_of_five_boxes_stands_ten_seconds_on_mesh_volume_contact() {
     assert!(worst < 1e-3, "drift {worst}");
     assert!(tilt < 1e-3, "tilt {tilt}");
 }
+
+/// Ruina's wheels (Wang–Faure–Pai 2012 Fig. 1b) on the mesh–mesh volume contact: two hexagonal
+/// wheels that differ only by the sign of a sub-millimetre face sagitta, launched rolling at the
+/// same speed on a static slab. Prints the roll distance of each (a prototype of the demo).
+#[test]
+#[ignore = "experiment; run with --release -- --ignored --nocapture"]
+fn ruina_wheels_roll_distances() {
+    use interfere_geometry::shapes::polygon_wheel;
+    let roll = |sagitta: f32, spacing: f64, speed: f64| {
+        let mut w = world(1.0 / 240.0, 2, DVec3::new(0.0, -G, 0.0));
+        let (g, g_solid) = static_box(&mut w, Vec3::new(3.0, 0.25, 0.3), DVec3::new(2.5, -0.25, 0.0));
+        let (r, sides) = (0.1f32, 6u32);
+        let wheel = polygon_wheel(r, sides, 0.03, sagitta, 16);
+        let props = mass_properties(&wheel, 800.0).unwrap();
+        // A face down: the face between the corners at 240° and 300° is horizontal.
+        let lowest = wheel.vertices().iter().map(|v| v.y).fold(f32::INFINITY, f32::min) as f64;
+        let b = w.add_body(
+            RigidBody::dynamic(&props, DVec3::new(0.0, -lowest + 2e-4, 0.0), DQuat::IDENTITY)
+                .unwrap()
+                .with_material(Material::new(0.8, 0.0))
+                .with_velocity(
+                    DVec3::new(speed, 0.0, 0.0),
+                    DVec3::new(0.0, 0.0, -speed / r as f64),
+                ),
+        );
+        let mut src = MeshVolumeSource::new();
+        src.spacing = MeshSpacing::Absolute(spacing);
+        src.add_mesh(g, &g_solid);
+        src.add_mesh(b, &wheel);
+        let x0 = w.bodies()[b].position.x;
+        let mut steps = 0;
+        for i in 0..(240 * 6) {
+            w.step(&mut src);
+            steps = i;
+            let body = &w.bodies()[b];
+            if i > 24 && body.linear_velocity.length() < 1e-3 && body.angular_velocity.length() < 1e-2 {
+                break;
+            }
+        }
+        let body = &w.bodies()[b];
+        (body.position.x - x0, steps, body.position.y)
+    };
+    for spacing in [1e-3, 5e-4] {
+        for speed in [0.6, 1.0] {
+            let convex = roll(5e-4, spacing, speed);
+            let concave = roll(-5e-4, spacing, speed);
+            eprintln!(
+                "spacing {spacing:.0e} speed {speed}: convex {:.4} m ({} steps, y {:.4}), concave {:.4} m ({} steps, y {:.4}), ratio {:.3}",
+                convex.0, convex.1, convex.2, concave.0, concave.1, concave.2, convex.0 / concave.0
+            );
+        }
+    }
+}

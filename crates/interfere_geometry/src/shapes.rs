@@ -246,6 +246,47 @@ pub fn cylinder(radius: f32, half_height: f32, segments: u32) -> Solid {
     solid(vertices, triangles)
 }
 
+/// A polygonal wheel (a prism along z): a regular `sides`-gon of circumradius `radius`, extruded
+/// to `±half_width`, whose faces bulge outward by `sagitta` at their middle along a parabola
+/// (negative: hollowed inward), each face cut into `segments` strips. With `sagitta` 0 it is a
+/// plain prism. Ruina's wheels (Wang–Faure–Pai 2012, Fig. 1b) differ only by the sign of a small
+/// sagitta.
+pub fn polygon_wheel(radius: f32, sides: u32, half_width: f32, sagitta: f32, segments: u32) -> Solid {
+    let n = sides.max(3);
+    let m = segments.max(1);
+    let corner = |k: u32| {
+        let a = TAU * (k % n) as f32 / n as f32;
+        glam::Vec2::new(radius * a.cos(), radius * a.sin())
+    };
+    let mut profile = Vec::with_capacity((n * m) as usize);
+    for k in 0..n {
+        let (c0, c1) = (corner(k), corner(k + 1));
+        let mid = (c0 + c1) * 0.5;
+        let outward = mid.normalize_or_zero();
+        for j in 0..m {
+            let t = j as f32 / m as f32;
+            profile.push(c0.lerp(c1, t) + outward * (sagitta * 4.0 * t * (1.0 - t)));
+        }
+    }
+    let p = profile.len() as u32;
+    let mut vertices = Vec::with_capacity(2 * p as usize + 2);
+    for z in [-half_width, half_width] {
+        vertices.extend(profile.iter().map(|q| Vec3::new(q.x, q.y, z)));
+    }
+    vertices.push(Vec3::new(0.0, 0.0, -half_width));
+    vertices.push(Vec3::new(0.0, 0.0, half_width));
+    let (back, front) = (2 * p, 2 * p + 1);
+    let mut triangles = Vec::with_capacity(4 * p as usize);
+    for i in 0..p {
+        let j = (i + 1) % p;
+        triangles.push([i, j, p + j]);
+        triangles.push([i, p + j, p + i]);
+        triangles.push([back, j, i]);
+        triangles.push([front, p + i, p + j]);
+    }
+    solid(vertices, triangles)
+}
+
 /// A non-convex blob: an icosphere whose radius is modulated by
 /// `1 + amplitude · sin(f·x) sin(f·y) sin(f·z)` (plus a phase from `seed`).
 pub fn bumpy_sphere(
@@ -296,6 +337,17 @@ mod tests {
         assert!(rel(uv_sphere(1.0, 64, 32).volume(), 4.0 / 3.0 * PI) < 0.01);
         assert!(rel(torus(2.0, 0.5, 96, 48).volume(), 2.0 * PI * PI * 2.0 * 0.25) < 0.01);
         assert!(rel(cylinder(1.0, 1.0, 128).volume(), 2.0 * PI) < 0.01);
+        // Wheels: polygon area plus (or minus) the parabolic caps, 2/3 chord × sagitta each,
+        // up to the polyline's chord error (1/m² of the cap).
+        for sag in [0.0f32, 0.01, -0.01] {
+            let (r, n, w) = (0.5f64, 8u32, 0.1f64);
+            let chord = 2.0 * r * (PI / n as f64).sin();
+            let area = 0.5 * n as f64 * r * r * (2.0 * PI / n as f64).sin()
+                + n as f64 * 2.0 / 3.0 * chord * sag as f64;
+            let wheel = polygon_wheel(r as f32, n, w as f32, sag, 16);
+            assert!(rel(wheel.volume(), area * 2.0 * w) < 2e-4, "sagitta {sag}");
+            assert!(!wheel.was_reoriented());
+        }
         let blob = bumpy_sphere(1.0, 0.3, 4.0, 3, 1);
         assert!(blob.volume() > 0.0);
         for s in [&sphere, &blob] {
