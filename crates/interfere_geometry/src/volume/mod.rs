@@ -20,9 +20,7 @@ pub mod uniform;
 #[cfg(test)]
 mod tests;
 
-pub use adaptive::{
-    AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, adaptive_volume,
-};
+pub use adaptive::{AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, adaptive_volume};
 pub use ray_bvh::{AxisRay, RayHit, RayMesh};
 pub use uniform::{
     Sampling, SurfacePoint, UniformOptions, UniformVolume, VolumeResult, uniform_volume,

@@ -258,8 +258,14 @@ impl Ebpi {
                 if terms.alpha == 0.0 && terms.depth == 0.0 {
                     continue; // coplanar faces
                 }
-                let a = [(p[ku] - origin[0]) / pixel[0], (p[kv] - origin[1]) / pixel[1]];
-                let b = [(q[ku] - origin[0]) / pixel[0], (q[kv] - origin[1]) / pixel[1]];
+                let a = [
+                    (p[ku] - origin[0]) / pixel[0],
+                    (p[kv] - origin[1]) / pixel[1],
+                ];
+                let b = [
+                    (q[ku] - origin[0]) / pixel[0],
+                    (q[kv] - origin[1]) / pixel[1],
+                ];
                 raster(a, b, n, |i, j, t0, t1| {
                     let s = t1 - t0;
                     terms.accumulate(
@@ -303,7 +309,12 @@ pub(crate) fn clip_segment(p: DVec3, q: DVec3, lo: DVec3, hi: DVec3) -> Option<(
 /// Walks the pixels of an `n × n` grid crossed by the segment from `a` to `b` (in pixel units),
 /// calling `visit(i, j, t0, t1)` with the parameter range of the segment in pixel `(i, j)`
 /// (Amanatides–Woo DDA). Points outside the grid are clamped to its border pixels.
-pub(crate) fn raster(a: [f64; 2], b: [f64; 2], n: usize, mut visit: impl FnMut(usize, usize, f64, f64)) {
+pub(crate) fn raster(
+    a: [f64; 2],
+    b: [f64; 2],
+    n: usize,
+    mut visit: impl FnMut(usize, usize, f64, f64),
+) {
     let last = n as i64 - 1;
     let cell = |x: f64| (x.floor() as i64).clamp(0, last);
     let (mut i, mut j) = (cell(a[0]), cell(a[1]));
@@ -319,7 +330,13 @@ pub(crate) fn raster(a: [f64; 2], b: [f64; 2], n: usize, mut visit: impl FnMut(u
         }
     };
     let mut tmax = [next(i, a[0], d[0], step[0]), next(j, a[1], d[1], step[1])];
-    let delta = d.map(|x| if x == 0.0 { f64::INFINITY } else { 1.0 / x.abs() });
+    let delta = d.map(|x| {
+        if x == 0.0 {
+            f64::INFINITY
+        } else {
+            1.0 / x.abs()
+        }
+    });
     let mut t = 0.0;
     for _ in 0..(4 * n + 4) {
         let tn = tmax[0].min(tmax[1]).min(1.0);

@@ -183,7 +183,9 @@ impl<'a> AdaptiveVolume<'a> {
         if !pose_is_finite(b_to_a) || !options.centre.is_finite() {
             return Err(VolumeError::NonFinitePose);
         }
-        let tolerance = options.tolerance.absolute(self.a.volume(), self.b.volume())?;
+        let tolerance = options
+            .tolerance
+            .absolute(self.a.volume(), self.b.volume())?;
         let ma = RayMesh::new(self.a, &self.tree_a, &DPose::IDENTITY)?;
         let mb = RayMesh::new(self.b, &self.tree_b, b_to_a)?;
         let mut out = AdaptiveResult {

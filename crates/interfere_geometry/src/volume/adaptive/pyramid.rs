@@ -44,7 +44,10 @@ pub(crate) fn coarsen(ebpi: &Ebpi, budget: f64) -> Vec<Node> {
     let mut best: Vec<Vec<u64>> = Vec::with_capacity(levels + 1);
     for (l, tex) in texels.iter().enumerate() {
         let n = n0 >> l;
-        let size = [ebpi.pixel[0] * (1 << l) as f64, ebpi.pixel[1] * (1 << l) as f64];
+        let size = [
+            ebpi.pixel[0] * (1 << l) as f64,
+            ebpi.pixel[1] * (1 << l) as f64,
+        ];
         let b = budget * size[0] * size[1] / image_area;
         let p: Vec<TilePlan> = tex.iter().map(|t| plan(t, size, b)).collect();
         let own: Vec<u64> = p.iter().map(TilePlan::rays).collect();
@@ -73,7 +76,10 @@ pub(crate) fn coarsen(ebpi: &Ebpi, budget: f64) -> Vec<Node> {
         let n = n0 >> l;
         let p = plans[l][j * n + i];
         if l == 0 || p.rays() <= best[l][j * n + i] {
-            let size = [ebpi.pixel[0] * (1 << l) as f64, ebpi.pixel[1] * (1 << l) as f64];
+            let size = [
+                ebpi.pixel[0] * (1 << l) as f64,
+                ebpi.pixel[1] * (1 << l) as f64,
+            ];
             out.push(Node {
                 origin: [
                     ebpi.origin[0] + i as f64 * size[0],

@@ -104,10 +104,8 @@ impl Sat {
                 let t = &e.texels[j * n + i];
                 let at = |i: usize, j: usize, s: &Vec<[f64; 2]>| s[j * (n + 1) + i];
                 let (l, d, ld) = (at(i, j + 1, &sums), at(i + 1, j, &sums), at(i, j, &sums));
-                sums[(j + 1) * (n + 1) + i + 1] = [
-                    t.slope + l[0] + d[0] - ld[0],
-                    t.depth + l[1] + d[1] - ld[1],
-                ];
+                sums[(j + 1) * (n + 1) + i + 1] =
+                    [t.slope + l[0] + d[0] - ld[0], t.depth + l[1] + d[1] - ld[1]];
             }
         }
         Self { n, sums }
@@ -240,8 +238,7 @@ impl Caster<'_> {
             let g = depth_gradient(n, k).unwrap_or([f64::MAX.sqrt(); 2]);
             (hit.t, g)
         };
-        let planes_b: Vec<(f64, [f64; 2])> =
-            self.hits_b.iter().map(|x| plane(job.mb, x)).collect();
+        let planes_b: Vec<(f64, [f64; 2])> = self.hits_b.iter().map(|x| plane(job.mb, x)).collect();
         let mut charge = 0.0;
         for ha in &self.hits_a {
             let (za, ga) = plane(job.ma, ha);
@@ -298,8 +295,7 @@ pub(crate) fn run_axis(job: &AxisJob<'_>, result: &mut VolumeResult) -> AxisOutc
         let mut predicted = total;
         let mut chosen = Vec::new();
         for i in order {
-            if predicted <= allowance || out.rays + 16 * (chosen.len() as u64 + 1) > job.max_rays
-            {
+            if predicted <= allowance || out.rays + 16 * (chosen.len() as u64 + 1) > job.max_rays {
                 break;
             }
             predicted -= 0.75 * tiles[i].charge;

@@ -42,10 +42,7 @@ pub(crate) fn plan(t: &Texel, size: [f64; 2], budget: f64) -> TilePlan {
         };
     }
     let (w, h) = optimal_size(t, ww, hh, budget);
-    let mut n = [
-        split(ww, w),
-        split(hh, h),
-    ];
+    let mut n = [split(ww, w), split(hh, h)];
     let mut bound = t.bound(ww / n[0] as f64, hh / n[1] as f64);
     let mut turn = 0;
     while bound > budget && (n[0] < MAX_SPLIT || n[1] < MAX_SPLIT) {
