@@ -57,5 +57,6 @@ pub use sap::{PairTracking, ProxyId, SweepAndPrune, UpdateStats};
 pub use topology::{Edge, Solid, Topology};
 pub use tri_tri::{segment_intersects_triangle, triangles_intersect};
 pub use volume::{
-    Sampling, UniformOptions, UniformVolume, VolumeError, VolumeResult, uniform_volume,
+    AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Sampling, Tolerance, UniformOptions,
+    UniformVolume, VolumeError, VolumeResult, adaptive_volume, uniform_volume,
 };

@@ -9,13 +9,18 @@
 //! * [`uniform`]: uniform sampling of the overlap of the two bounding boxes with a grid of
 //!   parallel rays along each axis; volume, per-vertex gradient of both meshes, generalized force
 //!   and torque on B, and surface samples of the intersection region.
+//! * [`adaptive`]: the adaptive sampling of Wang, Faure & Pai 2012 (sections 3–5): an Error
+//!   Bound Polynomial Image, a coarsening pyramid and transient-edge refinement choose one ray
+//!   per tile of a non-uniform tiling so that the volume error meets a tolerance.
 
+pub mod adaptive;
 pub mod ray_bvh;
 pub mod uniform;
 
 #[cfg(test)]
 mod tests;
 
+pub use adaptive::{AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, adaptive_volume};
 pub use ray_bvh::{AxisRay, RayHit, RayMesh};
 pub use uniform::{
     Sampling, SurfacePoint, UniformOptions, UniformVolume, VolumeResult, uniform_volume,
@@ -32,6 +37,9 @@ pub enum VolumeError {
     /// The ray spacing is not a positive finite number.
     #[error("the ray spacing must be positive and finite, got {0}")]
     InvalidSpacing(f64),
+    /// The volume tolerance is not a positive finite number.
+    #[error("the volume tolerance must be positive and finite, got {0}")]
+    InvalidTolerance(f64),
     /// The relative pose has a NaN or infinite entry.
     #[error("the relative pose has a non-finite entry")]
     NonFinitePose,

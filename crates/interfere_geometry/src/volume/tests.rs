@@ -10,21 +10,21 @@ use glam::{DMat3, DVec3, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-fn pose(axis: DVec3, angle: f64, t: DVec3) -> DPose {
+pub(super) fn pose(axis: DVec3, angle: f64, t: DVec3) -> DPose {
     DPose {
         rotation: DMat3::from_axis_angle(axis.normalize(), angle),
         translation: t,
     }
 }
 
-fn shift(t: DVec3) -> DPose {
+pub(super) fn shift(t: DVec3) -> DPose {
     DPose {
         rotation: DMat3::IDENTITY,
         translation: t,
     }
 }
 
-fn random_pose(rng: &mut ChaCha8Rng) -> DPose {
+pub(super) fn random_pose(rng: &mut ChaCha8Rng) -> DPose {
     let axis = DVec3::new(
         rng.random_range(-1.0..1.0),
         rng.random_range(-1.0..1.0),
@@ -332,7 +332,7 @@ fn huge_coordinates_stay_exact() {
 }
 
 /// Area of the intersection of two convex polygons (counter-clockwise), by clipping.
-fn convex_clip_area(subject: &[[f64; 2]], clip: &[[f64; 2]]) -> f64 {
+pub(super) fn convex_clip_area(subject: &[[f64; 2]], clip: &[[f64; 2]]) -> f64 {
     let mut poly = subject.to_vec();
     for i in 0..clip.len() {
         let (a, b) = (clip[i], clip[(i + 1) % clip.len()]);
@@ -395,7 +395,7 @@ fn boxes_rotated_about_z_converge_to_the_exact_prism() {
 }
 
 /// Volume of the lens of two balls of radius `r` at centre distance `d`.
-fn lens(r: f64, d: f64) -> f64 {
+pub(super) fn lens(r: f64, d: f64) -> f64 {
     std::f64::consts::PI * (4.0 * r + d) * (2.0 * r - d).powi(2) / 12.0
 }
 
@@ -697,7 +697,7 @@ fn spacing_lattice_is_fixed_in_space() {
 
 /// Exact volume of a convex polyhedron (outward face polygons) clipped to the half-spaces
 /// `n · x <= d`: Sutherland–Hodgman on every face plus a cap polygon per plane.
-fn clipped_convex_volume(mut faces: Vec<Vec<DVec3>>, planes: &[(DVec3, f64)]) -> f64 {
+pub(super) fn clipped_convex_volume(mut faces: Vec<Vec<DVec3>>, planes: &[(DVec3, f64)]) -> f64 {
     for &(n, d) in planes {
         let mut out_faces = Vec::new();
         let mut cut: Vec<DVec3> = Vec::new();
