@@ -1,6 +1,7 @@
 //! `interfere volume`: the intersection volume of two closed meshes and the generalized force
 //! it implies (Wang, Faure & Pai 2012, §2.2, Eq. 1–2), by uniform parallel-ray sampling along
-//! three axes on the CPU.
+//! three axes on the CPU, either uniform (Eq. 1) or adaptive with a volume tolerance (the Error
+//! Bound Polynomial Image of §3–5).
 //!
 //! Forces are `-∂V/∂x`: on each body, the force pushing it out of the other, and the torque
 //! about the body's own origin (its pose's translation), both in world coordinates.
@@ -10,7 +11,9 @@ use crate::output::{Timings, ms, print_json};
 use crate::pose_arg::MeshPair;
 use clap::Args;
 use interfere_geometry::glam::DVec3;
-use interfere_geometry::volume::{Sampling, UniformOptions, UniformVolume};
+use interfere_geometry::volume::{
+    AdaptiveOptions, AdaptiveVolume, Sampling, Tolerance, UniformOptions, UniformVolume,
+};
 use interfere_geometry::{MeshOptions, Solid, io};
 use serde::Serialize;
 use std::time::Instant;
@@ -26,9 +29,46 @@ pub struct VolumeArgs {
     /// Ray spacing in world units (a lattice fixed in A's frame); overrides --resolution.
     #[arg(long)]
     spacing: Option<f64>,
+    /// Sampling method.
+    #[arg(long, value_enum, default_value_t = VolumeMethod::Uniform)]
+    method: VolumeMethod,
+    /// Volume tolerance for `--method adaptive`: a fraction of the smaller solid's volume
+    /// (for example 0.01), or an absolute volume with a trailing `abs` (for example `1e-4abs`).
+    #[arg(long, default_value = "0.01")]
+    tolerance: String,
+    /// Finest EBPI image resolution (pixels per side) for `--method adaptive`.
+    #[arg(long, default_value_t = 64)]
+    ebpi_resolution: u32,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// How the volume is sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VolumeMethod {
+    /// A uniform grid of rays per axis (Eq. 1).
+    Uniform,
+    /// Adaptive tiles from the Error Bound Polynomial Image, honouring `--tolerance` (§3–5).
+    Adaptive,
+}
+
+fn parse_tolerance(text: &str) -> Result<Tolerance, String> {
+    let (number, absolute) = match text.strip_suffix("abs") {
+        Some(n) => (n, true),
+        None => (text, false),
+    };
+    let v: f64 = number.trim().parse().map_err(|_| {
+        format!("--tolerance: '{text}' is not a number (optionally ending in 'abs')")
+    })?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("--tolerance: {v} must be positive"));
+    }
+    Ok(if absolute {
+        Tolerance::Absolute(v)
+    } else {
+        Tolerance::Relative(v)
+    })
 }
 
 #[derive(Serialize)]
@@ -43,6 +83,9 @@ struct Report {
     b: String,
     method: &'static str,
     volume: f64,
+    /// The absolute tolerance asked for and the error bound reached (adaptive only).
+    tolerance: Option<f64>,
+    error_bound: Option<f64>,
     axis_volumes: [f64; 3],
     rays: usize,
     on_a: Wrench,
@@ -62,24 +105,52 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
     let a = solid(&args.meshes.a)?;
     let b = solid(&args.meshes.b)?;
     let load = ms(t);
-    let t = Instant::now();
-    let sampler = UniformVolume::new(&a, &b);
-    let build = ms(t);
     let b_to_a = relative(&pose_a, &pose_b);
-    let options = UniformOptions {
-        sampling: match args.spacing {
-            Some(h) => Sampling::Spacing(h),
-            None => Sampling::Resolution(args.resolution),
-        },
-        centre: DVec3::ZERO,
-        collect_points: false,
-        ..UniformOptions::default()
+    let (r, build, query, tolerance, error_bound) = match args.method {
+        VolumeMethod::Uniform => {
+            let t = Instant::now();
+            let sampler = UniformVolume::new(&a, &b);
+            let build = ms(t);
+            let options = UniformOptions {
+                sampling: match args.spacing {
+                    Some(h) => Sampling::Spacing(h),
+                    None => Sampling::Resolution(args.resolution),
+                },
+                centre: DVec3::ZERO,
+                collect_points: false,
+                ..UniformOptions::default()
+            };
+            let t = Instant::now();
+            let r = sampler
+                .compute(&b_to_a, &options)
+                .map_err(|e| e.to_string())?;
+            (r, build, ms(t), None, None)
+        }
+        VolumeMethod::Adaptive => {
+            let tolerance = parse_tolerance(&args.tolerance)?;
+            let t = Instant::now();
+            let sampler = AdaptiveVolume::new(&a, &b);
+            let build = ms(t);
+            let options = AdaptiveOptions {
+                tolerance,
+                finest_resolution: args.ebpi_resolution,
+                collect_points: false,
+                ..AdaptiveOptions::default()
+            };
+            let t = Instant::now();
+            let r = sampler
+                .compute(&b_to_a, &options)
+                .map_err(|e| e.to_string())?;
+            let query = ms(t);
+            (
+                r.result,
+                build,
+                query,
+                Some(r.tolerance),
+                Some(r.error_bound),
+            )
+        }
     };
-    let t = Instant::now();
-    let r = sampler
-        .compute(&b_to_a, &options)
-        .map_err(|e| e.to_string())?;
-    let query = ms(t);
 
     // Everything above is in A's frame; wrenches about each body's origin, then to world.
     let wrench = |grads: &[DVec3], points: &mut dyn Iterator<Item = DVec3>, origin: DVec3| {
@@ -112,8 +183,13 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
     let report = Report {
         a: args.meshes.a.display().to_string(),
         b: args.meshes.b.display().to_string(),
-        method: "uniform",
+        method: match args.method {
+            VolumeMethod::Uniform => "uniform",
+            VolumeMethod::Adaptive => "adaptive",
+        },
         volume: r.volume,
+        tolerance,
+        error_bound,
         axis_volumes: r.axis_volumes,
         rays: r.ray_count,
         on_a,
@@ -124,9 +200,12 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
         print_json(&report)?;
     } else {
         println!(
-            "intersection volume {:.9} ({} rays, uniform)",
-            r.volume, r.ray_count
+            "intersection volume {:.9} ({} rays, {})",
+            r.volume, r.ray_count, report.method
         );
+        if let (Some(t), Some(e)) = (tolerance, error_bound) {
+            println!("  tolerance {t:.3e}, error bound {e:.3e}");
+        }
         println!(
             "  per axis x/y/z: {:.9} {:.9} {:.9}",
             r.axis_volumes[0], r.axis_volumes[1], r.axis_volumes[2]

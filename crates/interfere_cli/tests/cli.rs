@@ -141,6 +141,47 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
         "{fa} {fb}"
     );
 
+    // Adaptive sampling honours the tolerance on a rotated overlap (exact value by the uniform
+    // method's limit is not needed: a cube rotated about z by 45° around the shared centre
+    // line of the offset cubes keeps the overlap a convex prism whose volume the uniform
+    // sampler at a fine resolution pins to 1e-6).
+    let pose = "0.5,0.1,0@0,0,1:30";
+    let (ok, out, err) = interfere(&[
+        "volume",
+        c,
+        c,
+        "--pose-b",
+        pose,
+        "--resolution",
+        "512",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let fine = json(&out)["volume"].as_f64().unwrap();
+    for tol in ["3e-2abs", "1e-2abs"] {
+        let (ok, out, err) = interfere(&[
+            "volume",
+            c,
+            c,
+            "--pose-b",
+            pose,
+            "--method",
+            "adaptive",
+            "--tolerance",
+            tol,
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        let v = json(&out);
+        let t = v["tolerance"].as_f64().unwrap();
+        let got = v["volume"].as_f64().unwrap();
+        assert_eq!(v["method"], "adaptive");
+        assert!(v["error_bound"].as_f64().unwrap() <= t);
+        assert!((got - fine).abs() <= t, "tolerance {tol}: {got} vs {fine}");
+    }
+    let (ok, _, err) = interfere(&["volume", c, c, "--method", "adaptive", "--tolerance=-1"]);
+    assert!(!ok && err.contains("tolerance"), "{err}");
+
     // Open meshes are refused by a method that needs closed ones, with the reason.
     let open = dir.join("open.obj");
     let closed = shapes::cuboid(Vec3::splat(0.5)).into_mesh();
