@@ -533,10 +533,12 @@ pub(crate) fn narrow_phase_cpu(
     let start = Instant::now();
     let pw = &mut *pw;
     let candidates = std::mem::take(&mut pw.candidates);
-    pw.interfering = candidates
-        .iter()
-        .filter_map(|&(a, b)| exact_pair(pw, a, b, settings.all_triangle_pairs))
-        .collect();
+    pw.interfering = par_map(&candidates, |&(a, b)| {
+        exact_pair(pw, a, b, settings.all_triangle_pairs)
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     pw.candidates = candidates;
     stats.backend = Backend::Cpu;
     stats.latency_pairs = 0;
@@ -607,6 +609,61 @@ pub(crate) fn collision_messages(
     }
 }
 
+/// The uniform volume of one interfering pair at the current poses (with surface points), and
+/// A's pose; `None` when a body has no shape.
+fn volume_query(
+    pw: &PhysicsWorld,
+    settings: &PhysicsSettings,
+    p: &InterferingPair,
+) -> Option<(
+    Result<interfere_geometry::VolumeResult, interfere_geometry::volume::VolumeError>,
+    DPose,
+)> {
+    let (sa, sb) = (pw.slots[p.a].shape.as_ref()?, pw.slots[p.b].shape.as_ref()?);
+    let h = settings
+        .volume_spacing_absolute
+        .map(|h| h as f64)
+        .unwrap_or(settings.volume_spacing as f64 * sa.size().min(sb.size()));
+    let (pa, pb) = (pw.pose(p.a), pw.pose(p.b));
+    let b_to_a = pa.inverse().mul(&pb);
+    let opts = UniformOptions {
+        sampling: Sampling::Spacing(h),
+        centre: DVec3::ZERO,
+        collect_points: true,
+        max_rays: settings.max_rays_per_pair,
+    };
+    let result = UniformVolume::with_trees(
+        &sa.solid,
+        sa.collider.balanced_tree().clone(),
+        &sb.solid,
+        sb.collider.balanced_tree().clone(),
+    )
+    .and_then(|uv| uv.compute(&b_to_a, &opts));
+    Some((result, pa))
+}
+
+/// `items.map(f)` on all cores, in order (contiguous chunks, one scoped thread each).
+pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads <= 1 || items.len() < 2 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|c| {
+                let f = &f;
+                scope.spawn(move || c.iter().map(f).collect::<Vec<R>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
 /// Volume stage: the intersection volume and gradient of every interfering pair, split into up
 /// to four volume contacts (see `interfere_dynamics::mesh_volume`), with their messages.
 pub(crate) fn volume_contacts(
@@ -632,30 +689,15 @@ pub(crate) fn volume_contacts(
     }
     pw.contacts.clear();
     let (mut rays, mut refused) = (0usize, 0usize);
-    for p in &pw.interfering {
-        let (Some(sa), Some(sb)) = (&pw.slots[p.a].shape, &pw.slots[p.b].shape) else {
+    // The pairs' volume queries are independent: run them on all cores, then assemble the
+    // contacts and messages serially in pair order (so the result does not depend on the
+    // thread count).
+    let results = par_map(&pw.interfering, |p| volume_query(pw, &settings, p));
+    for (p, result) in pw.interfering.iter().zip(results) {
+        let Some((result, pa)) = result else {
             continue;
         };
         let (ea, eb) = (pw.slots[p.a].entity, pw.slots[p.b].entity);
-        let h = settings
-            .volume_spacing_absolute
-            .map(|h| h as f64)
-            .unwrap_or(settings.volume_spacing as f64 * sa.size().min(sb.size()));
-        let (pa, pb) = (pw.pose(p.a), pw.pose(p.b));
-        let b_to_a = pa.inverse().mul(&pb);
-        let opts = UniformOptions {
-            sampling: Sampling::Spacing(h),
-            centre: DVec3::ZERO,
-            collect_points: true,
-            max_rays: settings.max_rays_per_pair,
-        };
-        let result = UniformVolume::with_trees(
-            &sa.solid,
-            sa.collider.balanced_tree().clone(),
-            &sb.solid,
-            sb.collider.balanced_tree().clone(),
-        )
-        .and_then(|uv| uv.compute(&b_to_a, &opts));
         let r = match result {
             Ok(r) => r,
             Err(_) => {
