@@ -17,16 +17,26 @@
 //!   interferes at `n + 1` gets its contact one step late, with at most one step of relative
 //!   motion of penetration, which the volume contact's position correction removes.
 //!
+//! With [`crate::PhysicsSettings::all_triangle_pairs`] both GPU backends also run the
+//! Greß–Zachmann traversal (`interfere_gpu::GpuTriangleTraversal`: f32 triangle tests at the
+//! leaves, all interfering pairs in one palette dispatch, the collider meshes uploaded once per
+//! body numbering) and filter its answer with the exact test, so [`crate::ContactMessage`]
+//! carries the exact intersecting triangle pairs as on the CPU.
+//!
 //! CInDeR sees penetrations larger than about one pixel of its image (the image spans the
 //! overlap of the pair's boxes at [`crate::PhysicsSettings::cinder_resolution`] pixels); shallower
 //! ones are missed, like every image-space method. [`GpuBackendPlugin`]'s `finish()` checks for a
 //! usable device and falls back to [`Backend::Cpu`] with a warning where there is none.
 
+use crate::collider::PreparedShape;
 use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
 use crate::stepper::{InterferingPair, PhysicsWorld, exact_pair};
 use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
-use interfere_gpu::{Cinder, CinderObject, GpuContext};
+use interfere_geometry::DPose;
+use interfere_gpu::{
+    Cinder, CinderObject, GpuContext, GpuMeshSet, GpuTriangleTraversal, ObjectPair,
+};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -53,6 +63,9 @@ struct GpuJob {
     objects: Vec<CinderObject>,
     bodies: Vec<usize>,
     resolution: u32,
+    /// With [`PhysicsSettings::all_triangle_pairs`]: every body's shape (indexed by body) and
+    /// mesh pose, for the Greß–Zachmann traversal of the interfering pairs.
+    triangles: Option<(Arc<Vec<Option<Arc<PreparedShape>>>>, Vec<DPose>)>,
 }
 
 /// The answer to a job: interfering body pairs.
@@ -60,6 +73,8 @@ struct GpuAnswer {
     step: u64,
     generation: u64,
     pairs: Result<Vec<(usize, usize)>, String>,
+    /// Exact intersecting triangle pairs per interfering pair (when asked for).
+    triangles: Vec<((usize, usize), Vec<(u32, u32)>)>,
     /// The candidate pairs the job covered.
     covered: Vec<(usize, usize)>,
     gpu_ms: f64,
@@ -70,6 +85,8 @@ struct GpuAnswer {
 pub(crate) struct GpuNarrow {
     ctx: Arc<GpuContext>,
     cinder: Arc<Cinder>,
+    traversal: Arc<GpuTriangleTraversal>,
+    meshes: std::sync::Mutex<Option<MeshCache>>,
     jobs: Sender<(GpuJob, Vec<(usize, usize)>)>,
     answers: Receiver<GpuAnswer>,
     in_flight: Option<u64>,
@@ -81,6 +98,8 @@ pub(crate) struct GpuNarrow {
 struct RenderGpuJobs {
     ctx: Arc<GpuContext>,
     cinder: Arc<Cinder>,
+    traversal: Arc<GpuTriangleTraversal>,
+    meshes: std::sync::Mutex<Option<MeshCache>>,
     jobs: Receiver<(GpuJob, Vec<(usize, usize)>)>,
     answers: Sender<GpuAnswer>,
 }
@@ -149,7 +168,13 @@ fn spawn_worker(end: RenderGpuJobs) {
             while let Ok(job) = end.jobs.recv() {
                 if end
                     .answers
-                    .send(run_job(&end.ctx, &end.cinder, job))
+                    .send(run_job(
+                        &end.ctx,
+                        &end.cinder,
+                        &end.traversal,
+                        &end.meshes,
+                        job,
+                    ))
                     .is_err()
                 {
                     break;
@@ -200,11 +225,14 @@ fn setup_gpu(world: &mut World) -> Option<RenderGpuJobs> {
         return None;
     }
     let cinder = Arc::new(Cinder::new(&ctx));
+    let traversal = Arc::new(GpuTriangleTraversal::new(&ctx));
     let (job_tx, job_rx) = crossbeam_channel::unbounded();
     let (answer_tx, answer_rx) = crossbeam_channel::unbounded();
     let end = RenderGpuJobs {
         ctx: ctx.clone(),
         cinder: cinder.clone(),
+        traversal: traversal.clone(),
+        meshes: std::sync::Mutex::new(None),
         jobs: job_rx,
         answers: answer_tx,
     };
@@ -226,6 +254,8 @@ fn setup_gpu(world: &mut World) -> Option<RenderGpuJobs> {
     world.insert_resource(GpuNarrow {
         ctx,
         cinder,
+        traversal,
+        meshes: std::sync::Mutex::new(None),
         jobs: job_tx,
         answers: answer_rx,
         in_flight: None,
@@ -252,13 +282,28 @@ fn render_device_context(world: &World) -> Option<GpuContext> {
 /// Render world: runs every waiting job on the render device.
 fn run_render_jobs(end: Res<RenderGpuJobs>) {
     while let Ok(job) = end.jobs.try_recv() {
-        let _ = end.answers.send(run_job(&end.ctx, &end.cinder, job));
+        let _ = end.answers.send(run_job(
+            &end.ctx,
+            &end.cinder,
+            &end.traversal,
+            &end.meshes,
+            job,
+        ));
     }
+}
+
+/// The uploaded collider meshes of one body numbering: body index to mesh-set index.
+struct MeshCache {
+    generation: u64,
+    set: GpuMeshSet,
+    index: Vec<Option<u32>>,
 }
 
 fn run_job(
     ctx: &GpuContext,
     cinder: &Cinder,
+    traversal: &GpuTriangleTraversal,
+    meshes: &std::sync::Mutex<Option<MeshCache>>,
     (job, covered): (GpuJob, Vec<(usize, usize)>),
 ) -> GpuAnswer {
     let start = Instant::now();
@@ -276,17 +321,106 @@ fn run_job(
             out
         })
         .map_err(|e| e.to_string());
+    let mut triangles = Vec::new();
+    let pairs = match (pairs, &job.triangles) {
+        (Ok(p), Some((shapes, poses))) => {
+            match triangle_pairs(ctx, traversal, meshes, job.generation, shapes, poses, &p) {
+                Ok(t) => {
+                    triangles = t;
+                    Ok(p)
+                }
+                Err(e) => Err(e),
+            }
+        }
+        (p, _) => p,
+    };
     GpuAnswer {
         step: job.step,
         generation: job.generation,
         pairs,
+        triangles,
         covered,
         gpu_ms: start.elapsed().as_secs_f64() * 1e3,
     }
 }
 
+/// The Greß–Zachmann traversal (f32 leaf tests on the GPU, all object pairs in one palette)
+/// for the interfering pairs, each result filtered by the exact test.
+fn triangle_pairs(
+    ctx: &GpuContext,
+    traversal: &GpuTriangleTraversal,
+    meshes: &std::sync::Mutex<Option<MeshCache>>,
+    generation: u64,
+    shapes: &[Option<Arc<PreparedShape>>],
+    poses: &[DPose],
+    pairs: &[(usize, usize)],
+) -> Result<Vec<((usize, usize), Vec<(u32, u32)>)>, String> {
+    if pairs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut guard = meshes
+        .lock()
+        .map_err(|_| "GPU mesh cache poisoned".to_string())?;
+    if guard.as_ref().is_none_or(|c| c.generation != generation) {
+        let mut index = vec![None; shapes.len()];
+        let mut list = Vec::new();
+        for (i, s) in shapes.iter().enumerate() {
+            if let Some(s) = s {
+                index[i] = Some(list.len() as u32);
+                list.push((s.solid.mesh(), s.collider.balanced_tree()));
+            }
+        }
+        let set = GpuMeshSet::upload(ctx, &list).map_err(|e| e.to_string())?;
+        *guard = Some(MeshCache {
+            generation,
+            set,
+            index,
+        });
+    }
+    let cache = guard.as_ref().expect("filled above");
+    let palette: Vec<ObjectPair> = pairs
+        .iter()
+        .filter_map(|&(a, b)| {
+            Some(ObjectPair {
+                a: (*cache.index.get(a)?)?,
+                b: (*cache.index.get(b)?)?,
+                b_to_a: poses[a].inverse().mul(&poses[b]),
+            })
+        })
+        .collect();
+    if palette.len() != pairs.len() {
+        return Err("an interfering body has no collider mesh".into());
+    }
+    let found = traversal
+        .triangle_pairs(ctx, &cache.set, &palette, 1 << 24, None)
+        .map_err(|e| e.to_string())?;
+    Ok(pairs
+        .iter()
+        .zip(&palette)
+        .enumerate()
+        .map(|(k, (&(a, b), op))| {
+            let (sa, sb) = (
+                shapes[a].as_ref().expect("indexed"),
+                shapes[b].as_ref().expect("indexed"),
+            );
+            let exact = interfere_gpu::tri_tri::exact_filter(
+                sa.solid.mesh(),
+                sb.solid.mesh(),
+                &op.b_to_a,
+                &found.of(k as u32),
+            );
+            ((a, b), exact)
+        })
+        .collect())
+}
+
 /// The job for the current poses: world-space meshes of the bodies in candidate pairs.
-fn build_job(pw: &PhysicsWorld, step: u64, resolution: u32) -> (GpuJob, Vec<(usize, usize)>) {
+fn build_job(
+    pw: &PhysicsWorld,
+    step: u64,
+    resolution: u32,
+    with_triangles: bool,
+) -> (GpuJob, Vec<(usize, usize)>) {
     let mut bodies: Vec<usize> = pw.candidates.iter().flat_map(|&(a, b)| [a, b]).collect();
     bodies.sort_unstable();
     bodies.dedup();
@@ -313,6 +447,12 @@ fn build_job(pw: &PhysicsWorld, step: u64, resolution: u32) -> (GpuJob, Vec<(usi
             objects,
             bodies,
             resolution,
+            triangles: with_triangles.then(|| {
+                (
+                    Arc::new(pw.slots.iter().map(|s| s.shape.clone()).collect()),
+                    (0..pw.slots.len()).map(|i| pw.pose(i)).collect(),
+                )
+            }),
         },
         pw.candidates.clone(),
     )
@@ -320,6 +460,7 @@ fn build_job(pw: &PhysicsWorld, step: u64, resolution: u32) -> (GpuJob, Vec<(usi
 
 fn pairs_to_interfering(
     pairs: &[(usize, usize)],
+    triangles: &[((usize, usize), Vec<(u32, u32)>)],
     candidates: &[(usize, usize)],
 ) -> Vec<InterferingPair> {
     pairs
@@ -328,7 +469,11 @@ fn pairs_to_interfering(
         .map(|&(a, b)| InterferingPair {
             a,
             b,
-            triangle_pairs: Vec::new(),
+            triangle_pairs: triangles
+                .iter()
+                .find(|(k, _)| *k == (a, b))
+                .map(|(_, t)| t.clone())
+                .unwrap_or_default(),
             contained: false,
         })
         .collect()
@@ -339,7 +484,9 @@ fn fall_back(backend: &mut Backend, why: &str) {
     *backend = Backend::Cpu;
 }
 
-/// [`Backend::GpuBlocking`]: CInDeR on the current poses, waited for.
+/// [`Backend::GpuBlocking`]: CInDeR on the current poses (and, with
+/// [`PhysicsSettings::all_triangle_pairs`], the GPU triangle traversal of the interfering
+/// pairs), waited for.
 fn narrow_phase_gpu_blocking(
     mut pw: ResMut<PhysicsWorld>,
     gpu: Option<Res<GpuNarrow>>,
@@ -351,11 +498,22 @@ fn narrow_phase_gpu_blocking(
     let Some(gpu) = gpu else {
         return fall_back(&mut backend, "no GPU set up");
     };
-    let (job, covered) = build_job(&pw, stats.steps, settings.cinder_resolution);
-    let answer = run_job(&gpu.ctx, &gpu.cinder, (job, covered));
+    let (job, covered) = build_job(
+        &pw,
+        stats.steps,
+        settings.cinder_resolution,
+        settings.all_triangle_pairs,
+    );
+    let answer = run_job(
+        &gpu.ctx,
+        &gpu.cinder,
+        &gpu.traversal,
+        &gpu.meshes,
+        (job, covered),
+    );
     match answer.pairs {
         Ok(pairs) => {
-            pw.interfering = pairs_to_interfering(&pairs, &pw.candidates);
+            pw.interfering = pairs_to_interfering(&pairs, &answer.triangles, &pw.candidates);
             stats.gpu_ms = Some(answer.gpu_ms);
         }
         Err(e) => return fall_back(&mut backend, &e),
@@ -406,7 +564,7 @@ fn narrow_phase_gpu_async(
     let (mut interfering, covered, gpu_ms) = match &gpu.latest {
         Some(a) => match &a.pairs {
             Ok(p) => (
-                pairs_to_interfering(p, &pw.candidates),
+                pairs_to_interfering(p, &a.triangles, &pw.candidates),
                 a.covered.clone(),
                 Some(a.gpu_ms),
             ),
@@ -431,7 +589,12 @@ fn narrow_phase_gpu_async(
     pw.interfering = interfering;
     if gpu.in_flight.is_none() {
         let step = stats.steps;
-        let job = build_job(pw, step, settings.cinder_resolution);
+        let job = build_job(
+            pw,
+            step,
+            settings.cinder_resolution,
+            settings.all_triangle_pairs,
+        );
         if gpu.jobs.send(job).is_ok() {
             gpu.in_flight = Some(step);
         }
