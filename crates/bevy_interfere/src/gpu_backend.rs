@@ -65,7 +65,7 @@ struct GpuJob {
     resolution: u32,
     /// With [`PhysicsSettings::all_triangle_pairs`]: every body's shape (indexed by body) and
     /// mesh pose, for the Greß–Zachmann traversal of the interfering pairs.
-    triangles: Option<(Arc<Vec<Option<Arc<PreparedShape>>>>, Vec<DPose>)>,
+    triangles: Option<(ShapeList, Vec<DPose>)>,
 }
 
 /// The answer to a job: interfering body pairs.
@@ -74,7 +74,7 @@ struct GpuAnswer {
     generation: u64,
     pairs: Result<Vec<(usize, usize)>, String>,
     /// Exact intersecting triangle pairs per interfering pair (when asked for).
-    triangles: Vec<((usize, usize), Vec<(u32, u32)>)>,
+    triangles: TrianglesPerPair,
     /// The candidate pairs the job covered.
     covered: Vec<(usize, usize)>,
     gpu_ms: f64,
@@ -292,6 +292,11 @@ fn run_render_jobs(end: Res<RenderGpuJobs>) {
     }
 }
 
+/// Every body's collider (indexed by body) for the triangle traversal.
+type ShapeList = Arc<Vec<Option<Arc<PreparedShape>>>>;
+/// Exact intersecting triangle pairs per interfering body pair.
+type TrianglesPerPair = Vec<((usize, usize), Vec<(u32, u32)>)>;
+
 /// The uploaded collider meshes of one body numbering: body index to mesh-set index.
 struct MeshCache {
     generation: u64,
@@ -354,7 +359,7 @@ fn triangle_pairs(
     shapes: &[Option<Arc<PreparedShape>>],
     poses: &[DPose],
     pairs: &[(usize, usize)],
-) -> Result<Vec<((usize, usize), Vec<(u32, u32)>)>, String> {
+) -> Result<TrianglesPerPair, String> {
     if pairs.is_empty() {
         return Ok(Vec::new());
     }
@@ -460,7 +465,7 @@ fn build_job(
 
 fn pairs_to_interfering(
     pairs: &[(usize, usize)],
-    triangles: &[((usize, usize), Vec<(u32, u32)>)],
+    triangles: &TrianglesPerPair,
     candidates: &[(usize, usize)],
 ) -> Vec<InterferingPair> {
     pairs
