@@ -60,7 +60,12 @@ fn setup(
     ));
     for (name, sagitta, z, colour) in [
         ("convex", launch.sagitta, -0.15, Color::srgb(0.85, 0.4, 0.2)),
-        ("concave", -launch.sagitta, 0.15, Color::srgb(0.2, 0.5, 0.85)),
+        (
+            "concave",
+            -launch.sagitta,
+            0.15,
+            Color::srgb(0.2, 0.5, 0.85),
+        ),
     ] {
         let wheel = polygon_wheel(RADIUS, SIDES, HALF_WIDTH, sagitta, 16);
         // A face down (the face between the corners at 240° and 300° is horizontal), 0.2 mm up.

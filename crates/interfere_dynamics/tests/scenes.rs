@@ -840,20 +840,32 @@ fn ruina_wheels_roll_distances() {
     use interfere_geometry::shapes::polygon_wheel;
     let roll = |sagitta: f32, spacing: f64, speed: f64| {
         let mut w = world(1.0 / 240.0, 2, DVec3::new(0.0, -G, 0.0));
-        let (g, g_solid) = static_box(&mut w, Vec3::new(3.0, 0.25, 0.3), DVec3::new(2.5, -0.25, 0.0));
+        let (g, g_solid) = static_box(
+            &mut w,
+            Vec3::new(3.0, 0.25, 0.3),
+            DVec3::new(2.5, -0.25, 0.0),
+        );
         let (r, sides) = (0.1f32, 6u32);
         let wheel = polygon_wheel(r, sides, 0.03, sagitta, 16);
         let props = mass_properties(&wheel, 800.0).unwrap();
         // A face down: the face between the corners at 240° and 300° is horizontal.
-        let lowest = wheel.vertices().iter().map(|v| v.y).fold(f32::INFINITY, f32::min) as f64;
+        let lowest = wheel
+            .vertices()
+            .iter()
+            .map(|v| v.y)
+            .fold(f32::INFINITY, f32::min) as f64;
         let b = w.add_body(
-            RigidBody::dynamic(&props, DVec3::new(0.0, -lowest + 2e-4, 0.0), DQuat::IDENTITY)
-                .unwrap()
-                .with_material(Material::new(0.8, 0.0))
-                .with_velocity(
-                    DVec3::new(speed, 0.0, 0.0),
-                    DVec3::new(0.0, 0.0, -speed / r as f64),
-                ),
+            RigidBody::dynamic(
+                &props,
+                DVec3::new(0.0, -lowest + 2e-4, 0.0),
+                DQuat::IDENTITY,
+            )
+            .unwrap()
+            .with_material(Material::new(0.8, 0.0))
+            .with_velocity(
+                DVec3::new(speed, 0.0, 0.0),
+                DVec3::new(0.0, 0.0, -speed / r as f64),
+            ),
         );
         let mut src = MeshVolumeSource::new();
         src.spacing = MeshSpacing::Absolute(spacing);
@@ -865,7 +877,10 @@ fn ruina_wheels_roll_distances() {
             w.step(&mut src);
             steps = i;
             let body = &w.bodies()[b];
-            if i > 24 && body.linear_velocity.length() < 1e-3 && body.angular_velocity.length() < 1e-2 {
+            if i > 24
+                && body.linear_velocity.length() < 1e-3
+                && body.angular_velocity.length() < 1e-2
+            {
                 break;
             }
         }
@@ -878,7 +893,13 @@ fn ruina_wheels_roll_distances() {
             let concave = roll(-5e-4, spacing, speed);
             eprintln!(
                 "spacing {spacing:.0e} speed {speed}: convex {:.4} m ({} steps, y {:.4}), concave {:.4} m ({} steps, y {:.4}), ratio {:.3}",
-                convex.0, convex.1, convex.2, concave.0, concave.1, concave.2, convex.0 / concave.0
+                convex.0,
+                convex.1,
+                convex.2,
+                concave.0,
+                concave.1,
+                concave.2,
+                convex.0 / concave.0
             );
         }
     }

@@ -251,7 +251,13 @@ pub fn cylinder(radius: f32, half_height: f32, segments: u32) -> Solid {
 /// (negative: hollowed inward), each face cut into `segments` strips. With `sagitta` 0 it is a
 /// plain prism. Ruina's wheels (Wang–Faure–Pai 2012, Fig. 1b) differ only by the sign of a small
 /// sagitta.
-pub fn polygon_wheel(radius: f32, sides: u32, half_width: f32, sagitta: f32, segments: u32) -> Solid {
+pub fn polygon_wheel(
+    radius: f32,
+    sides: u32,
+    half_width: f32,
+    sagitta: f32,
+    segments: u32,
+) -> Solid {
     let n = sides.max(3);
     let m = segments.max(1);
     let corner = |k: u32| {
