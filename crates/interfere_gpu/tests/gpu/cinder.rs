@@ -298,7 +298,7 @@ fn cinder_localize_points_inside_and_on_edges() {
 
 /// A case the view along `z` misses and the view along `x` catches: a pillar thinner than a
 /// pixel pierces a box straight along `z`. Its vertical edges project to points, its face
-/// diagonals to segments shorter than a pixel (centred on a pixel centre, so not rasterized);
+/// diagonals to segments shorter than a pixel (centred on a pixel corner, half a pixel from every pixel centre, so they cover no sample and are not rasterized);
 /// the overlap frustum is kept wide by a plate (part of the same object) above the box. Seen
 /// along `x`, the vertical edges are long lines inside the box.
 #[test]
@@ -309,8 +309,8 @@ fn cinder_second_view_catches_what_z_misses() {
     let cinder = Cinder::new(&ctx);
     let resolution = 64;
     let block = shapes::cuboid(Vec3::ONE);
-    // Pixel centres of the z view of the overlap [-1, 1]²: -1 + (i + 0.5) / 32.
-    let (px, py) = (-1.0 + 40.5 / 32.0, -1.0 + 12.5 / 32.0);
+    // Pixel corners of the z view of the overlap [-1, 1]²: -1 + i / 32.
+    let (px, py) = (-1.0 + 40.0 / 32.0, -1.0 + 12.0 / 32.0);
     let pillar = shapes::cuboid(Vec3::new(0.001, 0.001, 1.5))
         .mesh()
         .transformed(&Pose::from_translation(Vec3::new(px, py, 0.0)));
