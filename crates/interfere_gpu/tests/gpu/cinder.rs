@@ -507,6 +507,23 @@ fn cinder_scene_of_200_boxes_matches_cpu() {
         ctx.adapter.name
     )
     .unwrap();
+    // The same scene with the view along z only: never more pairs than the CPU, usually fewer.
+    let start = std::time::Instant::now();
+    let z_only = cinder
+        .detect_with(&ctx, &objects, resolution, &CinderOptions::default())
+        .unwrap();
+    let z_elapsed = start.elapsed();
+    assert!(
+        z_only.pairs.iter().all(|p| cpu_pairs.contains(p)),
+        "{z_only:?}"
+    );
+    writeln!(
+        out,
+        "cinder scene, z view only: {} found of {} in {z_elapsed:?}",
+        z_only.pairs.len(),
+        cpu_pairs.len()
+    )
+    .unwrap();
     assert!(
         cpu_pairs.len() >= 20,
         "scene too sparse: {}",
