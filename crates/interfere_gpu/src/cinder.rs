@@ -35,15 +35,47 @@
 //! discarded in the fragment shader, so only edge points that can be inside the other object are
 //! written, which also reduces occlusion among edges (§6.4, Figure 6).
 //!
+//! **Edge offsets (§6.3).** Every edge vertex is moved, in the vertex shader, along its
+//! area-weighted vertex normal (computed on the host: the sum of the unnormalized normals of its
+//! triangles) by `edge_offset_pixels` pixels of the pair's view ([`CinderOptions`]; a pixel is
+//! the larger side of the overlap box divided by the resolution). The paper offsets *outward* so
+//! that, in its single whole-scene pass, an object's rasterized edges never count as inside its
+//! own polygons. Here every test is an ordered pair of *distinct* objects, so an object is never
+//! tested against itself at all, and an outward offset would do harm: the edges of two objects in
+//! contact (touching, no shared volume) would be pushed into each other and reported. The default
+//! ([`DEFAULT_EDGE_OFFSET_PIXELS`] = -1.5) therefore moves edges *inward* by 1.5 pixels, more than
+//! line rasterization's lateral error (a line fragment's sample point lies up to half a pixel
+//! across the line; a corner normal tilts the offset by up to `1/√3` off a face normal): touching
+//! pairs are not reported (tested face-to-face and edge-to-face at 32 to 256 pixels). A positive
+//! value gives the paper's outward offset.
+//!
+//! **Resolution bound.** The price of the inward offset is that shallow penetrations are missed:
+//! [`CinderOptions::resolution_bound`] = `(|offset| + 1)` pixels (2.5 pixels by default) of the
+//! pair's overlap box. An ordered pair whose deepest edge point lies deeper than that inside the
+//! other object, and is not hidden behind other edge points (Figure 6), is reported; shallower
+//! ones may be missed. In the 200-box scene test, 3 of 178 interfering pairs are missed, all with
+//! penetration depths (exact, 15-axis SAT) below their bound.
+//!
+//! **Localization (§6.2).** [`Cinder::localize`] reruns one ordered test with a colour target
+//! (`Rgba32Float`) into which the stencil-tested edge redraw writes the world position of the
+//! (offset) edge point, interpolated along the line; the colour target is read back only for the
+//! views whose occlusion query counted samples (§6.1, early non-interference detection).
+//!
+//! **Views.** [`CinderOptions::views`] adds views along `x` and then `y` (the coordinates are
+//! cyclically permuted on the host, a rotation, so orientation and front faces are kept); a
+//! pair hits when any view hits.
+//!
 //! **What a single view along `z` misses** (the method is approximate, §1, §6.5):
 //! - penetrations narrower than a pixel in `x` or `y` (precision is the overlap extent divided by
-//!   `resolution` per axis; depth has 24 bits);
-//! - edges parallel to `z` project to points and are not rasterized, so an interference whose only
-//!   witnesses are such edges (e.g. an axis-aligned box poking straight through the top and bottom
-//!   of another) is missed;
+//!   `resolution` per axis; depth has 24 bits), and, with the inward offset, shallower than the
+//!   resolution bound above;
+//! - edges parallel to `z` project to points and are not rasterized, and segments shorter than a
+//!   pixel may cover no pixel centre: an interference whose only witnesses are such edges is
+//!   missed, e.g. a pillar thinner than a pixel pushed straight along `z` through a box (seen only
+//!   edge-on from `z`), which the view along `x` catches (tested); more views fix this case;
 //! - an interfering edge point hidden behind a nearer edge point of the same object inside the
 //!   overlap slab (Figure 6);
-//! - contact without overlapping volume (touching) is not reliably reported either way.
+//! - contact without overlapping volume is not reported with the default inward offset.
 //!
 //! Objects are given in world space (poses applied on the CPU); meshes should be closed and
 //! outward oriented (counter-clockwise seen from outside). Open meshes may give wrong answers;
@@ -51,19 +83,26 @@
 
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use crate::readback::read_buffer;
+use crate::readback::{map_and_copy, read_buffer};
 use crate::shaders;
 use std::collections::BTreeSet;
 use wgpu::util::DeviceExt;
 
 const WHAT: &str = "CInDeR interference";
 const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth24PlusStencil8;
+const LOCATE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba32Float;
 /// Size of the `View` uniform in `cinder.wgsl`.
 const VIEW_BYTES: u64 = 48;
-/// Unordered pairs per submission (four occlusion queries each, within wgpu's 4096 per set).
-const PAIRS_PER_BATCH: usize = 512;
+/// Ordered tests per submission (two occlusion queries each, within wgpu's 4096 per set).
+const TESTS_PER_BATCH: usize = 1024;
 /// Stencil reference above which a wrapped stencil value counts as negative.
 const NEGATIVE_REFERENCE: u32 = 128;
+/// Largest accepted `|edge_offset_pixels|`.
+const MAX_OFFSET_PIXELS: f32 = 64.0;
+
+/// The default edge offset of [`CinderOptions`], in pixels (negative: inward). See the module
+/// documentation, "Edge offsets".
+pub const DEFAULT_EDGE_OFFSET_PIXELS: f32 = -1.5;
 
 /// One object in world space: a closed, outward-oriented triangle mesh.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -84,10 +123,47 @@ pub struct CinderReport {
     pub hits: Vec<(usize, usize)>,
     /// Ordered tests `(penetrating, penetrated)` in which some edge pixel saw more back-facing than
     /// front-facing polygons of the penetrated object: that object is not a closed,
-    /// outward-oriented manifold (§4.1); sorted.
+    /// outward-oriented manifold (§4.1); sorted, once per ordered pair whatever the view.
     pub negative: Vec<(usize, usize)>,
-    /// How many ordered tests (render passes) were run after the bounding-box prefilter.
+    /// How many ordered tests (render passes) were run after the bounding-box prefilter (one per
+    /// ordered pair and view).
     pub tests: usize,
+}
+
+/// Options of [`Cinder::detect_with`] and [`Cinder::localize_with`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CinderOptions {
+    /// View directions, 1 to 3: `z` alone, then also `x`, then also `y`. An ordered pair hits
+    /// when any view sees an edge point inside (see the module documentation for what `z` alone
+    /// misses). Each view costs one more render pass per ordered pair.
+    pub views: u32,
+    /// Offset of every edge vertex along its area-weighted vertex normal (§6.3), in pixels of
+    /// the pair's view (the larger of the two pixel sides); negative moves edges inward. Finite,
+    /// at most 64 in magnitude.
+    pub edge_offset_pixels: f32,
+}
+
+impl Default for CinderOptions {
+    fn default() -> Self {
+        Self {
+            views: 1,
+            edge_offset_pixels: DEFAULT_EDGE_OFFSET_PIXELS,
+        }
+    }
+}
+
+impl CinderOptions {
+    /// The guaranteed-resolution bound of a pair, in world units: an ordered pair whose deepest
+    /// edge point lies deeper than this inside the other object (and is not hidden behind other
+    /// edge points of the same object, §6.4) is reported; shallower penetrations may be missed.
+    /// It is `|edge_offset_pixels| + 1` pixels (one pixel for line rasterization, whose
+    /// fragments lie up to half a pixel across the line from the rasterized polygons' sample
+    /// points, and half a pixel for the solid's crossing count), a pixel being the largest side
+    /// `extent / resolution` of the two objects' bounding-box overlap (`overlap_extent`).
+    pub fn resolution_bound(&self, overlap_extent: [f64; 3], resolution: u32) -> f64 {
+        let pixel = overlap_extent.iter().fold(0.0f64, |m, &e| m.max(e)) / f64::from(resolution);
+        (f64::from(self.edge_offset_pixels.abs()) + 1.0) * pixel
+    }
 }
 
 /// The CInDeR pipelines (create once per device, reuse for every query).
@@ -97,6 +173,11 @@ pub struct Cinder {
     solid_count: wgpu::RenderPipeline,
     edge_inside: wgpu::RenderPipeline,
     edge_negative: wgpu::RenderPipeline,
+    /// Localization variants (one colour target): passes 1-3 with colour writes off, then the
+    /// stencil-tested edge redraw writing world positions.
+    locate_edge_depth: wgpu::RenderPipeline,
+    locate_solid_count: wgpu::RenderPipeline,
+    locate_edge_inside: wgpu::RenderPipeline,
 }
 
 #[repr(C)]
@@ -117,6 +198,32 @@ impl Box3 {
     fn overlaps(&self, other: &Box3) -> bool {
         (0..3).all(|k| self.min[k] <= other.max[k] && other.min[k] <= self.max[k])
     }
+
+    fn rotated(&self, view: usize) -> Box3 {
+        Box3 {
+            min: to_view(self.min, view),
+            max: to_view(self.max, view),
+        }
+    }
+}
+
+/// Coordinates of view `view` (0: along `z`, 1: along `x`, 2: along `y`): a cyclic permutation
+/// (a rotation, so orientation and the front/back faces are kept) moving the view axis to `z`.
+fn to_view<T: Copy>(p: [T; 3], view: usize) -> [T; 3] {
+    match view {
+        1 => [p[1], p[2], p[0]],
+        2 => [p[2], p[0], p[1]],
+        _ => p,
+    }
+}
+
+/// The inverse of [`to_view`].
+fn from_view<T: Copy>(q: [T; 3], view: usize) -> [T; 3] {
+    match view {
+        1 => [q[2], q[0], q[1]],
+        2 => [q[1], q[2], q[0]],
+        _ => q,
+    }
 }
 
 fn stencil_face(
@@ -131,8 +238,62 @@ fn stencil_face(
     }
 }
 
+/// Validated geometry of one call: per view, the edge (position, normal) and triangle vertex
+/// buffers in that view's coordinates; per object, its ranges and world bounding box.
+struct Prepared {
+    edge_buffers: Vec<wgpu::Buffer>,
+    solid_buffers: Vec<wgpu::Buffer>,
+    edge_ranges: Vec<std::ops::Range<u32>>,
+    solid_ranges: Vec<std::ops::Range<u32>>,
+    boxes: Vec<Option<Box3>>,
+}
+
+/// One ordered test: penetrating object, penetrated object, view index and its uniform.
+#[derive(Clone, Copy)]
+struct Test {
+    pen: usize,
+    tgt: usize,
+    view: usize,
+    uniform: View,
+}
+
+fn invalid(reason: String) -> GpuError {
+    GpuError::InvalidInput { what: WHAT, reason }
+}
+
+/// Area-weighted vertex normals (sum of the unnormalized triangle normals, normalized; zero
+/// where that sum vanishes), in f64.
+fn vertex_normals(object: &CinderObject) -> Vec<[f32; 3]> {
+    let mut sums = vec![[0.0f64; 3]; object.vertices.len()];
+    for t in &object.triangles {
+        let p = t.map(|i| object.vertices[i as usize].map(f64::from));
+        let u: [f64; 3] = std::array::from_fn(|k| p[1][k] - p[0][k]);
+        let v: [f64; 3] = std::array::from_fn(|k| p[2][k] - p[0][k]);
+        let n = [
+            u[1] * v[2] - u[2] * v[1],
+            u[2] * v[0] - u[0] * v[2],
+            u[0] * v[1] - u[1] * v[0],
+        ];
+        for &i in t {
+            for k in 0..3 {
+                sums[i as usize][k] += n[k];
+            }
+        }
+    }
+    sums.into_iter()
+        .map(|n| {
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            if len > 0.0 && len.is_finite() {
+                n.map(|c| (c / len) as f32)
+            } else {
+                [0.0; 3]
+            }
+        })
+        .collect()
+}
+
 impl Cinder {
-    /// Compiles the shader and builds the four pipelines.
+    /// Compiles the shader and builds the pipelines.
     pub fn new(ctx: &GpuContext) -> Self {
         let device = &ctx.device;
         let module = shaders::module(device, "cinder.wgsl", shaders::CINDER);
@@ -154,12 +315,30 @@ impl Cinder {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
+        let edge_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
+        let solid_attributes = wgpu::vertex_attr_array![0 => Float32x3];
+        // `colour`: None for the detection passes (no colour attachment), Some(write mask) for
+        // the localization pass.
         let make = |label: &'static str,
                     edges: bool,
+                    colour: Option<wgpu::ColorWrites>,
                     depth_write: bool,
                     depth_compare: wgpu::CompareFunction,
                     front: wgpu::StencilFaceState,
                     back: wgpu::StencilFaceState| {
+            let targets = colour.map(|write_mask| {
+                [Some(wgpu::ColorTargetState {
+                    format: LOCATE_FORMAT,
+                    blend: None,
+                    write_mask,
+                })]
+            });
+            let fragment_entry = match (edges, colour.is_some()) {
+                (true, false) => Some("fs_edge"),
+                (true, true) => Some("fs_locate"),
+                (false, true) => Some("fs_solid_masked"),
+                (false, false) => None,
+            };
             device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some(label),
                 layout: Some(&pipeline_layout),
@@ -167,10 +346,18 @@ impl Cinder {
                     module: &module,
                     entry_point: Some(if edges { "vs_edge" } else { "vs_solid" }),
                     compilation_options: Default::default(),
-                    buffers: &[wgpu::VertexBufferLayout {
-                        array_stride: 12,
-                        step_mode: wgpu::VertexStepMode::Vertex,
-                        attributes: &wgpu::vertex_attr_array![0 => Float32x3],
+                    buffers: &[if edges {
+                        wgpu::VertexBufferLayout {
+                            array_stride: 24,
+                            step_mode: wgpu::VertexStepMode::Vertex,
+                            attributes: &edge_attributes,
+                        }
+                    } else {
+                        wgpu::VertexBufferLayout {
+                            array_stride: 12,
+                            step_mode: wgpu::VertexStepMode::Vertex,
+                            attributes: &solid_attributes,
+                        }
                     }],
                 },
                 primitive: wgpu::PrimitiveState {
@@ -196,11 +383,11 @@ impl Cinder {
                     bias: Default::default(),
                 }),
                 multisample: Default::default(),
-                fragment: edges.then_some(wgpu::FragmentState {
+                fragment: fragment_entry.map(|entry| wgpu::FragmentState {
                     module: &module,
-                    entry_point: Some("fs_edge"),
+                    entry_point: Some(entry),
                     compilation_options: Default::default(),
-                    targets: &[],
+                    targets: targets.as_ref().map_or(&[], |t| t.as_slice()),
                 }),
                 multiview_mask: None,
                 cache: None,
@@ -209,45 +396,77 @@ impl Cinder {
         use wgpu::CompareFunction as C;
         use wgpu::StencilOperation as S;
         let keep = wgpu::StencilFaceState::IGNORE;
-        let edge_depth = make("cinder edge depth", true, true, C::Always, keep, keep);
-        let solid_count = make(
-            "cinder solid count",
-            false,
-            false,
-            C::Less,
+        let count = (
             stencil_face(C::Always, S::IncrementWrap),
             stencil_face(C::Always, S::DecrementWrap),
         );
         let inside = stencil_face(C::NotEqual, S::Keep);
-        let edge_inside = make(
-            "cinder edge inside",
-            true,
-            false,
-            C::LessEqual,
-            inside,
-            inside,
-        );
         let negative = stencil_face(C::Less, S::Keep);
-        let edge_negative = make(
-            "cinder edge negative",
-            true,
-            false,
-            C::LessEqual,
-            negative,
-            negative,
-        );
+        let off = Some(wgpu::ColorWrites::empty());
+        let all = Some(wgpu::ColorWrites::ALL);
         Self {
-            layout,
-            edge_depth,
-            solid_count,
-            edge_inside,
-            edge_negative,
+            layout: layout.clone(),
+            edge_depth: make("cinder edge depth", true, None, true, C::Always, keep, keep),
+            solid_count: make(
+                "cinder solid count",
+                false,
+                None,
+                false,
+                C::Less,
+                count.0,
+                count.1,
+            ),
+            edge_inside: make(
+                "cinder edge inside",
+                true,
+                None,
+                false,
+                C::LessEqual,
+                inside,
+                inside,
+            ),
+            edge_negative: make(
+                "cinder edge negative",
+                true,
+                None,
+                false,
+                C::LessEqual,
+                negative,
+                negative,
+            ),
+            locate_edge_depth: make(
+                "cinder locate depth",
+                true,
+                off,
+                true,
+                C::Always,
+                keep,
+                keep,
+            ),
+            locate_solid_count: make(
+                "cinder locate count",
+                false,
+                off,
+                false,
+                C::Less,
+                count.0,
+                count.1,
+            ),
+            locate_edge_inside: make(
+                "cinder locate inside",
+                true,
+                all,
+                false,
+                C::LessEqual,
+                inside,
+                inside,
+            ),
         }
     }
 
     /// The interfering unordered pairs `(i, j)`, `i < j`, sorted, seen through a
-    /// `resolution × resolution` view per candidate pair (see the module documentation for what
-    /// the view can miss).
+    /// `resolution × resolution` view per candidate pair with the default [`CinderOptions`] (see
+    /// the module documentation for what the view can miss).
     pub fn interfering_pairs(
         &self,
         ctx: &GpuContext,
@@ -257,25 +476,300 @@ impl Cinder {
         Ok(self.detect(ctx, objects, resolution)?.pairs)
     }
 
-    /// Runs the ordered tests for every pair whose bounding boxes overlap and reports hits,
-    /// interfering pairs and negative counts.
-    ///
-    /// Fails with [`GpuError::InvalidInput`] for a resolution of 0 or above the device's texture
-    /// limit, a non-finite vertex, or a triangle index out of range.
+    /// [`Cinder::detect_with`] with the default [`CinderOptions`] (one view along `z`, edges
+    /// offset inward by [`DEFAULT_EDGE_OFFSET_PIXELS`]).
     pub fn detect(
         &self,
         ctx: &GpuContext,
         objects: &[CinderObject],
         resolution: u32,
     ) -> Result<CinderReport, GpuError> {
+        self.detect_with(ctx, objects, resolution, &CinderOptions::default())
+    }
+
+    /// Runs the ordered tests for every pair whose bounding boxes overlap, in every view of
+    /// `options`, and reports hits, interfering pairs and negative counts.
+    ///
+    /// Fails with [`GpuError::InvalidInput`] for a resolution of 0 or above the device's texture
+    /// limit, a non-finite vertex, a triangle index out of range, or invalid options.
+    pub fn detect_with(
+        &self,
+        ctx: &GpuContext,
+        objects: &[CinderObject],
+        resolution: u32,
+        options: &CinderOptions,
+    ) -> Result<CinderReport, GpuError> {
+        let prepared = self.prepare(ctx, objects, resolution, options)?;
+        let mut report = CinderReport::default();
+        let mut tests = Vec::new();
+        for i in 0..objects.len() {
+            for j in i + 1..objects.len() {
+                tests.extend(ordered_tests(&prepared, i, j, resolution, options));
+            }
+        }
+        if tests.is_empty() {
+            return Ok(report);
+        }
+        let device = &ctx.device;
+        let depth = depth_texture(device, resolution);
+        let depth_view = depth.create_view(&Default::default());
+        let mut hits = BTreeSet::new();
+        let mut negative = BTreeSet::new();
+        for batch in tests.chunks(TESTS_PER_BATCH) {
+            let (bind_group, stride) = self.uniforms(device, batch);
+            let query_count = 2 * batch.len() as u32;
+            let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("cinder occlusion"),
+                ty: wgpu::QueryType::Occlusion,
+                count: query_count,
+            });
+            let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("cinder query resolve"),
+                size: 8 * query_count as u64,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("cinder"),
+            });
+            for (k, test) in batch.iter().enumerate() {
+                let q = 2 * k as u32;
+                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("cinder ordered test"),
+                    color_attachments: &[],
+                    depth_stencil_attachment: Some(depth_attachment(&depth_view)),
+                    timestamp_writes: None,
+                    occlusion_query_set: Some(&queries),
+                    multiview_mask: None,
+                });
+                pass.set_bind_group(0, &bind_group, &[(k as u64 * stride) as u32]);
+                self.count_passes(&mut pass, &prepared, test, false);
+                // Counting redraws under occlusion queries (§6.1).
+                let edges = &prepared.edge_buffers[test.view];
+                pass.set_vertex_buffer(0, edges.slice(..));
+                pass.set_pipeline(&self.edge_inside);
+                pass.set_stencil_reference(0);
+                pass.begin_occlusion_query(q);
+                pass.draw(prepared.edge_ranges[test.pen].clone(), 0..1);
+                pass.end_occlusion_query();
+                pass.set_pipeline(&self.edge_negative);
+                pass.set_stencil_reference(NEGATIVE_REFERENCE);
+                pass.begin_occlusion_query(q + 1);
+                pass.draw(prepared.edge_ranges[test.pen].clone(), 0..1);
+                pass.end_occlusion_query();
+            }
+            encoder.resolve_query_set(&queries, 0..query_count, &resolve, 0);
+            ctx.queue.submit([encoder.finish()]);
+            let samples = read_buffer::<u64>(ctx, WHAT, &resolve, query_count as usize)?;
+            for (k, test) in batch.iter().enumerate() {
+                if samples[2 * k] > 0 {
+                    hits.insert((test.pen, test.tgt));
+                }
+                if samples[2 * k + 1] > 0 {
+                    negative.insert((test.pen, test.tgt));
+                }
+            }
+            report.tests += batch.len();
+        }
+        report.hits = hits.into_iter().collect();
+        report.negative = negative.into_iter().collect();
+        let pairs: BTreeSet<(usize, usize)> = report
+            .hits
+            .iter()
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .collect();
+        report.pairs = pairs.into_iter().collect();
+        Ok(report)
+    }
+
+    /// [`Cinder::localize_with`] with the default [`CinderOptions`].
+    pub fn localize(
+        &self,
+        ctx: &GpuContext,
+        objects: &[CinderObject],
+        resolution: u32,
+        pair: (usize, usize),
+    ) -> Result<Vec<[f32; 3]>, GpuError> {
+        self.localize_with(ctx, objects, resolution, pair, &CinderOptions::default())
+    }
+
+    /// Interference localization (§6.2) for the ordered pair `(penetrating, penetrated)`: the
+    /// world-space edge points of the penetrating object (offset as in §6.3) that the view(s)
+    /// find inside the penetrated object, at most one per pixel and view (the nearest edge point
+    /// of the overlap slab), in view order then row-major pixel order.
+    ///
+    /// Each view first runs the occlusion-query test (§6.1, early non-interference detection);
+    /// the colour target holding the points is rendered and read back only for views whose
+    /// query counted samples. Empty when the pair does not interfere (or the boxes do not
+    /// overlap). Fails like [`Cinder::detect_with`], and for an index out of range or `i == j`.
+    pub fn localize_with(
+        &self,
+        ctx: &GpuContext,
+        objects: &[CinderObject],
+        resolution: u32,
+        pair: (usize, usize),
+        options: &CinderOptions,
+    ) -> Result<Vec<[f32; 3]>, GpuError> {
+        let (pen, tgt) = pair;
+        if pen >= objects.len() || tgt >= objects.len() || pen == tgt {
+            return Err(invalid(format!(
+                "pair {pair:?} is not two distinct objects of {}",
+                objects.len()
+            )));
+        }
+        let prepared = self.prepare(ctx, objects, resolution, options)?;
+        let tests: Vec<Test> = ordered_tests(&prepared, pen, tgt, resolution, options)
+            .into_iter()
+            .filter(|t| t.pen == pen)
+            .collect();
+        let mut points = Vec::new();
+        if tests.is_empty() {
+            return Ok(points);
+        }
+        let device = &ctx.device;
+        let depth = depth_texture(device, resolution);
+        let depth_view = depth.create_view(&Default::default());
+        let (bind_group, stride) = self.uniforms(device, &tests);
+        // Early non-interference detection: one occlusion query per view.
+        let query_count = tests.len() as u32;
+        let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("cinder locate occlusion"),
+            ty: wgpu::QueryType::Occlusion,
+            count: query_count,
+        });
+        let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("cinder locate resolve"),
+            size: 8 * query_count as u64,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("cinder locate queries"),
+        });
+        for (k, test) in tests.iter().enumerate() {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("cinder locate query"),
+                color_attachments: &[],
+                depth_stencil_attachment: Some(depth_attachment(&depth_view)),
+                timestamp_writes: None,
+                occlusion_query_set: Some(&queries),
+                multiview_mask: None,
+            });
+            pass.set_bind_group(0, &bind_group, &[(k as u64 * stride) as u32]);
+            self.count_passes(&mut pass, &prepared, test, false);
+            pass.set_vertex_buffer(0, prepared.edge_buffers[test.view].slice(..));
+            pass.set_pipeline(&self.edge_inside);
+            pass.set_stencil_reference(0);
+            pass.begin_occlusion_query(k as u32);
+            pass.draw(prepared.edge_ranges[test.pen].clone(), 0..1);
+            pass.end_occlusion_query();
+        }
+        encoder.resolve_query_set(&queries, 0..query_count, &resolve, 0);
+        ctx.queue.submit([encoder.finish()]);
+        let samples = read_buffer::<u64>(ctx, WHAT, &resolve, query_count as usize)?;
+        let colour = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("cinder locate colour"),
+            size: extent(resolution),
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: LOCATE_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let colour_view = colour.create_view(&Default::default());
+        let row_bytes = (u64::from(resolution) * 16).next_multiple_of(256);
+        for (k, test) in tests.iter().enumerate() {
+            if samples[k] == 0 {
+                continue;
+            }
+            let staging = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("cinder locate staging"),
+                size: row_bytes * u64::from(resolution),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("cinder locate"),
+            });
+            {
+                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("cinder locate pass"),
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: &colour_view,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })],
+                    depth_stencil_attachment: Some(depth_attachment(&depth_view)),
+                    timestamp_writes: None,
+                    occlusion_query_set: None,
+                    multiview_mask: None,
+                });
+                pass.set_bind_group(0, &bind_group, &[(k as u64 * stride) as u32]);
+                self.count_passes(&mut pass, &prepared, test, true);
+                pass.set_vertex_buffer(0, prepared.edge_buffers[test.view].slice(..));
+                pass.set_pipeline(&self.locate_edge_inside);
+                pass.set_stencil_reference(0);
+                pass.draw(prepared.edge_ranges[test.pen].clone(), 0..1);
+            }
+            encoder.copy_texture_to_buffer(
+                colour.as_image_copy(),
+                wgpu::TexelCopyBufferInfo {
+                    buffer: &staging,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(row_bytes as u32),
+                        rows_per_image: Some(resolution),
+                    },
+                },
+                extent(resolution),
+            );
+            ctx.queue.submit([encoder.finish()]);
+            let floats = (row_bytes / 4 * u64::from(resolution)) as usize;
+            let texels = map_and_copy::<f32>(ctx, WHAT, &staging, floats)?;
+            let row_floats = (row_bytes / 4) as usize;
+            for row in texels.chunks(row_floats) {
+                for px in row[..4 * resolution as usize].chunks_exact(4) {
+                    if px[3] > 0.5 {
+                        points.push(from_view([px[0], px[1], px[2]], test.view));
+                    }
+                }
+            }
+        }
+        Ok(points)
+    }
+
+    /// Validates the input and uploads, per view, the edge and triangle vertex buffers.
+    fn prepare(
+        &self,
+        ctx: &GpuContext,
+        objects: &[CinderObject],
+        resolution: u32,
+        options: &CinderOptions,
+    ) -> Result<Prepared, GpuError> {
         let max_dim = ctx.device.limits().max_texture_dimension_2d;
         if resolution == 0 || resolution > max_dim {
-            return Err(GpuError::InvalidInput {
-                what: WHAT,
-                reason: format!("resolution {resolution} is outside 1..={max_dim}"),
-            });
+            return Err(invalid(format!(
+                "resolution {resolution} is outside 1..={max_dim}"
+            )));
         }
-        let mut edge_vertices: Vec<[f32; 3]> = Vec::new();
+        if !(1..=3).contains(&options.views) {
+            return Err(invalid(format!("views {} is outside 1..=3", options.views)));
+        }
+        if !options.edge_offset_pixels.is_finite()
+            || options.edge_offset_pixels.abs() > MAX_OFFSET_PIXELS
+        {
+            return Err(invalid(format!(
+                "edge offset {} pixels is not finite or above {MAX_OFFSET_PIXELS} in magnitude",
+                options.edge_offset_pixels
+            )));
+        }
+        // World-space edge (position, normal) pairs and triangle corners, rotated per view below.
+        let mut edge_vertices: Vec<[[f32; 3]; 2]> = Vec::new();
         let mut solid_vertices: Vec<[f32; 3]> = Vec::new();
         let mut edge_ranges = Vec::with_capacity(objects.len());
         let mut solid_ranges = Vec::with_capacity(objects.len());
@@ -287,21 +781,18 @@ impl Cinder {
                 .iter()
                 .position(|p| p.iter().any(|c| !c.is_finite()))
             {
-                return Err(GpuError::InvalidInput {
-                    what: WHAT,
-                    reason: format!("object {index}: vertex {v} is not finite"),
-                });
+                return Err(invalid(format!("object {index}: vertex {v} is not finite")));
             }
             if let Some(t) = object
                 .triangles
                 .iter()
                 .position(|t| t.iter().any(|&i| i as usize >= n))
             {
-                return Err(GpuError::InvalidInput {
-                    what: WHAT,
-                    reason: format!("object {index}: triangle {t} indexes past its {n} vertices"),
-                });
+                return Err(invalid(format!(
+                    "object {index}: triangle {t} indexes past its {n} vertices"
+                )));
             }
+            let normals = vertex_normals(object);
             let mut edges = BTreeSet::new();
             let mut bounds: Option<Box3> = None;
             let start = solid_vertices.len() as u32;
@@ -326,167 +817,186 @@ impl Cinder {
             solid_ranges.push(start..solid_vertices.len() as u32);
             let start = edge_vertices.len() as u32;
             for (a, b) in edges {
-                edge_vertices.push(object.vertices[a as usize]);
-                edge_vertices.push(object.vertices[b as usize]);
+                edge_vertices.push([object.vertices[a as usize], normals[a as usize]]);
+                edge_vertices.push([object.vertices[b as usize], normals[b as usize]]);
             }
             edge_ranges.push(start..edge_vertices.len() as u32);
             boxes.push(bounds);
         }
-        let mut candidates = Vec::new();
-        for i in 0..objects.len() {
-            for j in i + 1..objects.len() {
-                if let (Some(a), Some(b)) = (&boxes[i], &boxes[j])
-                    && a.overlaps(b)
-                {
-                    candidates.push((i, j, view_for(a, b)));
-                }
-            }
-        }
-        let mut report = CinderReport::default();
-        if candidates.is_empty() {
-            return Ok(report);
-        }
         let device = &ctx.device;
-        let edge_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("cinder edges"),
-            contents: bytemuck::cast_slice(&edge_vertices),
-            usage: wgpu::BufferUsages::VERTEX,
-        });
-        let solid_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("cinder triangles"),
-            contents: bytemuck::cast_slice(&solid_vertices),
-            usage: wgpu::BufferUsages::VERTEX,
-        });
-        let depth = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("cinder depth-stencil"),
-            size: wgpu::Extent3d {
-                width: resolution,
-                height: resolution,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: DEPTH_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-            view_formats: &[],
-        });
-        let depth_view = depth.create_view(&Default::default());
+        let mut edge_buffers = Vec::new();
+        let mut solid_buffers = Vec::new();
+        for view in 0..options.views as usize {
+            let edges: Vec<[[f32; 3]; 2]> = edge_vertices
+                .iter()
+                .map(|&[p, n]| [to_view(p, view), to_view(n, view)])
+                .collect();
+            let solids: Vec<[f32; 3]> = solid_vertices.iter().map(|&p| to_view(p, view)).collect();
+            // Zero-sized buffers are not allowed as vertex buffers: pad with one vertex.
+            let edge_bytes: &[u8] = bytemuck::cast_slice(&edges);
+            let solid_bytes: &[u8] = bytemuck::cast_slice(&solids);
+            edge_buffers.push(
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("cinder edges"),
+                    contents: if edge_bytes.is_empty() {
+                        &[0; 24]
+                    } else {
+                        edge_bytes
+                    },
+                    usage: wgpu::BufferUsages::VERTEX,
+                }),
+            );
+            solid_buffers.push(
+                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("cinder triangles"),
+                    contents: if solid_bytes.is_empty() {
+                        &[0; 12]
+                    } else {
+                        solid_bytes
+                    },
+                    usage: wgpu::BufferUsages::VERTEX,
+                }),
+            );
+        }
+        Ok(Prepared {
+            edge_buffers,
+            solid_buffers,
+            edge_ranges,
+            solid_ranges,
+            boxes,
+        })
+    }
+
+    /// One uniform slot per test and the bind group over them; returns the slot stride.
+    fn uniforms(&self, device: &wgpu::Device, tests: &[Test]) -> (wgpu::BindGroup, u64) {
         let alignment = u64::from(device.limits().min_uniform_buffer_offset_alignment.max(16));
         let stride = VIEW_BYTES.next_multiple_of(alignment);
-        for batch in candidates.chunks(PAIRS_PER_BATCH) {
-            let mut uniform = vec![0u8; stride as usize * batch.len()];
-            for (k, (_, _, view)) in batch.iter().enumerate() {
-                let at = k * stride as usize;
-                uniform[at..at + VIEW_BYTES as usize].copy_from_slice(bytemuck::bytes_of(view));
-            }
-            let uniform_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("cinder views"),
-                contents: &uniform,
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("cinder bind group"),
-                layout: &self.layout,
-                entries: &[wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &uniform_buffer,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(VIEW_BYTES),
-                    }),
-                }],
-            });
-            let query_count = 4 * batch.len() as u32;
-            let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("cinder occlusion"),
-                ty: wgpu::QueryType::Occlusion,
-                count: query_count,
-            });
-            let resolve = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("cinder query resolve"),
-                size: 8 * query_count as u64,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("cinder"),
-            });
-            let mut tests = Vec::with_capacity(2 * batch.len());
-            for (k, &(i, j, _)) in batch.iter().enumerate() {
-                for (pen, tgt) in [(i, j), (j, i)] {
-                    let q = tests.len() as u32 * 2;
-                    tests.push((pen, tgt));
-                    let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                        label: Some("cinder ordered test"),
-                        color_attachments: &[],
-                        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                            view: &depth_view,
-                            depth_ops: Some(wgpu::Operations {
-                                load: wgpu::LoadOp::Clear(1.0),
-                                store: wgpu::StoreOp::Discard,
-                            }),
-                            stencil_ops: Some(wgpu::Operations {
-                                load: wgpu::LoadOp::Clear(0),
-                                store: wgpu::StoreOp::Discard,
-                            }),
-                        }),
-                        timestamp_writes: None,
-                        occlusion_query_set: Some(&queries),
-                        multiview_mask: None,
-                    });
-                    pass.set_bind_group(0, &bind_group, &[(k as u64 * stride) as u32]);
-                    // Pass 1: nearest edge points of the penetrating object.
-                    pass.set_vertex_buffer(0, edge_buffer.slice(..));
-                    pass.set_pipeline(&self.edge_depth);
-                    pass.draw(edge_ranges[pen].clone(), 0..1);
-                    // Passes 2-3: crossings of the penetrated object's surface in front of them.
-                    pass.set_vertex_buffer(0, solid_buffer.slice(..));
-                    pass.set_pipeline(&self.solid_count);
-                    pass.draw(solid_ranges[tgt].clone(), 0..1);
-                    // Counting redraws under occlusion queries (§6.1).
-                    pass.set_vertex_buffer(0, edge_buffer.slice(..));
-                    pass.set_pipeline(&self.edge_inside);
-                    pass.set_stencil_reference(0);
-                    pass.begin_occlusion_query(q);
-                    pass.draw(edge_ranges[pen].clone(), 0..1);
-                    pass.end_occlusion_query();
-                    pass.set_pipeline(&self.edge_negative);
-                    pass.set_stencil_reference(NEGATIVE_REFERENCE);
-                    pass.begin_occlusion_query(q + 1);
-                    pass.draw(edge_ranges[pen].clone(), 0..1);
-                    pass.end_occlusion_query();
-                }
-            }
-            encoder.resolve_query_set(&queries, 0..query_count, &resolve, 0);
-            ctx.queue.submit([encoder.finish()]);
-            let samples = read_buffer::<u64>(ctx, WHAT, &resolve, query_count as usize)?;
-            for (t, &(pen, tgt)) in tests.iter().enumerate() {
-                if samples[2 * t] > 0 {
-                    report.hits.push((pen, tgt));
-                }
-                if samples[2 * t + 1] > 0 {
-                    report.negative.push((pen, tgt));
-                }
-            }
-            report.tests += tests.len();
+        let mut uniform = vec![0u8; stride as usize * tests.len()];
+        for (k, test) in tests.iter().enumerate() {
+            let at = k * stride as usize;
+            uniform[at..at + VIEW_BYTES as usize]
+                .copy_from_slice(bytemuck::bytes_of(&test.uniform));
         }
-        report.hits.sort_unstable();
-        report.negative.sort_unstable();
-        let pairs: BTreeSet<(usize, usize)> = report
-            .hits
-            .iter()
-            .map(|&(a, b)| (a.min(b), a.max(b)))
-            .collect();
-        report.pairs = pairs.into_iter().collect();
-        Ok(report)
+        let uniform_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("cinder views"),
+            contents: &uniform,
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("cinder bind group"),
+            layout: &self.layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &uniform_buffer,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(VIEW_BYTES),
+                }),
+            }],
+        });
+        (bind_group, stride)
+    }
+
+    /// Passes 1 to 3 of one ordered test: nearest edge points, then crossings of the penetrated
+    /// object's surface in front of them.
+    fn count_passes(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        prepared: &Prepared,
+        test: &Test,
+        locate: bool,
+    ) {
+        pass.set_vertex_buffer(0, prepared.edge_buffers[test.view].slice(..));
+        pass.set_pipeline(if locate {
+            &self.locate_edge_depth
+        } else {
+            &self.edge_depth
+        });
+        pass.draw(prepared.edge_ranges[test.pen].clone(), 0..1);
+        pass.set_vertex_buffer(0, prepared.solid_buffers[test.view].slice(..));
+        pass.set_pipeline(if locate {
+            &self.locate_solid_count
+        } else {
+            &self.solid_count
+        });
+        pass.draw(prepared.solid_ranges[test.tgt].clone(), 0..1);
     }
 }
 
-/// The orthographic view of one candidate pair: `x`,`y` on the overlap of the boxes, depth over
-/// the union of their `z` ranges, edge points kept on the overlap's `z` slab (all slightly
-/// padded so that rounding never clips geometry that lies on a box face).
-fn view_for(a: &Box3, b: &Box3) -> View {
+/// Both ordered tests of the pair `(i, j)` in every view when their boxes overlap, else none.
+fn ordered_tests(
+    prepared: &Prepared,
+    i: usize,
+    j: usize,
+    resolution: u32,
+    options: &CinderOptions,
+) -> Vec<Test> {
+    let (Some(a), Some(b)) = (&prepared.boxes[i], &prepared.boxes[j]) else {
+        return Vec::new();
+    };
+    if !a.overlaps(b) {
+        return Vec::new();
+    }
+    let mut tests = Vec::with_capacity(2 * options.views as usize);
+    for view in 0..options.views as usize {
+        let uniform = view_for(
+            &a.rotated(view),
+            &b.rotated(view),
+            resolution,
+            options.edge_offset_pixels,
+        );
+        for (pen, tgt) in [(i, j), (j, i)] {
+            tests.push(Test {
+                pen,
+                tgt,
+                view,
+                uniform,
+            });
+        }
+    }
+    tests
+}
+
+fn extent(resolution: u32) -> wgpu::Extent3d {
+    wgpu::Extent3d {
+        width: resolution,
+        height: resolution,
+        depth_or_array_layers: 1,
+    }
+}
+
+fn depth_texture(device: &wgpu::Device, resolution: u32) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("cinder depth-stencil"),
+        size: extent(resolution),
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: DEPTH_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+        view_formats: &[],
+    })
+}
+
+fn depth_attachment(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAttachment<'_> {
+    wgpu::RenderPassDepthStencilAttachment {
+        view,
+        depth_ops: Some(wgpu::Operations {
+            load: wgpu::LoadOp::Clear(1.0),
+            store: wgpu::StoreOp::Discard,
+        }),
+        stencil_ops: Some(wgpu::Operations {
+            load: wgpu::LoadOp::Clear(0),
+            store: wgpu::StoreOp::Discard,
+        }),
+    }
+}
+
+/// The orthographic view of one candidate pair (boxes in the view's coordinates): `x`,`y` on the
+/// overlap of the boxes, depth over the union of their `z` ranges, edge points kept on the
+/// overlap's `z` slab (all slightly padded so that rounding never clips geometry that lies on a
+/// box face), and the edge offset in world units.
+fn view_for(a: &Box3, b: &Box3, resolution: u32, offset_pixels: f32) -> View {
     let lo: [f64; 3] = std::array::from_fn(|k| a.min[k].max(b.min[k]));
     let hi: [f64; 3] = std::array::from_fn(|k| a.max[k].min(b.max[k]));
     let union_lo: [f64; 3] = std::array::from_fn(|k| a.min[k].min(b.min[k]));
@@ -502,8 +1012,12 @@ fn view_for(a: &Box3, b: &Box3) -> View {
         .max(size * 1e-6)
         .max(1e-30);
     let half = |k: usize| ((hi[k] - lo[k]) * 0.5 + eps).max(f32::MIN_POSITIVE as f64);
-    let z_far = union_hi[2] + eps + (union_hi[2] - union_lo[2]) * 1e-3;
-    let z_near = union_lo[2] - eps - (union_hi[2] - union_lo[2]) * 1e-3;
+    let pixel = 2.0 * half(0).max(half(1)) / f64::from(resolution);
+    let offset = f64::from(offset_pixels) * pixel;
+    // Outward offsets may move edge points off the overlap slab by up to `offset`.
+    let slab_pad = eps + offset.max(0.0);
+    let z_far = union_hi[2] + slab_pad + (union_hi[2] - union_lo[2]) * 1e-3;
+    let z_near = union_lo[2] - slab_pad - (union_hi[2] - union_lo[2]) * 1e-3;
     View {
         centre: [
             ((lo[0] + hi[0]) * 0.5) as f32,
@@ -517,6 +1031,11 @@ fn view_for(a: &Box3, b: &Box3) -> View {
             (1.0 / (z_far - z_near).max(f32::MIN_POSITIVE as f64)) as f32,
             0.0,
         ],
-        clip_z: [(lo[2] - eps) as f32, (hi[2] + eps) as f32, 0.0, 0.0],
+        clip_z: [
+            (lo[2] - eps) as f32,
+            (hi[2] + eps) as f32,
+            offset as f32,
+            0.0,
+        ],
     }
 }

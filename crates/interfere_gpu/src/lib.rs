@@ -26,7 +26,7 @@ pub use bvh_traversal::{
     GpuBvhTraversal, GpuEntranceLevel, GpuMeshSet, GpuTree, GpuTriangleTraversal, ObjectPair,
     TrianglePair, TrianglePairs,
 };
-pub use cinder::{Cinder, CinderObject, CinderReport};
+pub use cinder::{Cinder, CinderObject, CinderOptions, CinderReport, DEFAULT_EDGE_OFFSET_PIXELS};
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;

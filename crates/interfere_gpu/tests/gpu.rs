@@ -881,3 +881,5 @@ mod cinder {
 // Complete GPU traversal: leaf triangle tests, palettes, entrance level, brute-force kernel.
 #[path = "gpu/bvh.rs"]
 mod bvh_complete;
+#[path = "gpu/cinder.rs"]
+mod cinder_ext;
