@@ -19,7 +19,10 @@ pub mod shaders;
 pub mod testing;
 
 pub use bvh_traversal::{GpuBvhTraversal, GpuTree};
-pub use cinder::{Cinder, CinderObject, CinderReport};
+pub use cinder::{
+    Cinder, CinderObject, CinderOptions, CinderReport, CinderSceneReport, CinderViews,
+    InterferencePoint, ViewAxis,
+};
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;

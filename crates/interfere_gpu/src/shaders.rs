@@ -10,6 +10,9 @@ pub const BVH_TRAVERSAL: &str = include_str!("../../../shaders/bvh_traversal.wgs
 /// CInDeR image-space interference: edge and solid passes of an orthographic view along z.
 pub const CINDER: &str = include_str!("../../../shaders/cinder.wgsl");
 
+/// CInDeR for a whole scene: per-pixel crossing lists and the per-object resolve pass.
+pub const CINDER_SCENE: &str = include_str!("../../../shaders/cinder_scene.wgsl");
+
 /// Creates a shader module from one of the sources above.
 pub fn module(
     device: &wgpu::Device,
