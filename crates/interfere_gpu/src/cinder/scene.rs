@@ -44,8 +44,10 @@
 //! - pairs farther apart than `o + p` are never reported;
 //! - in between, including touching objects (closed sets meeting at the boundary, which the exact
 //!   CPU test calls interfering) and gaps smaller than a pixel: either answer. With the default
-//!   offset, face-to-face contact or a gap below the offset is in practice *reported* (the offset
-//!   edges enter the other object); a gap of a few pixels is not.
+//!   offset, face-to-face contact is in practice *reported* (the offset edges enter the other
+//!   object; tested), and so may be a gap below about the offset (`o / √3` at a cube corner)
+//!   when the bounding boxes still overlap; objects whose bounding boxes are disjoint are never
+//!   drawn, hence never reported, and a gap of a few pixels is not reported (tested).
 //!
 //! **Views.** Edges parallel to the view axis project to points and produce no fragments, so
 //! an interference witnessed only by such edges (axis-aligned boxes sliding into each other along
@@ -273,8 +275,7 @@ impl ScenePipelines {
             immediate_size: 0,
         });
         let solid_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Uint32];
-        let edge_attributes =
-            wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint32];
+        let edge_attributes = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Uint32];
         let make = |label: &'static str,
                     vs: &'static str,
                     fs: &'static str,
@@ -443,7 +444,8 @@ fn build_scene(objects: &[CinderObject]) -> Scene {
     } else {
         std::array::from_fn(|k| 0.5 * (lo[k] + hi[k]))
     };
-    let local = |p: [f32; 3]| -> [f32; 3] { std::array::from_fn(|k| (p[k] as f64 - centre[k]) as f32) };
+    let local =
+        |p: [f32; 3]| -> [f32; 3] { std::array::from_fn(|k| (p[k] as f64 - centre[k]) as f32) };
     let mut solids = Vec::new();
     let mut edges = Vec::new();
     for (id, &i) in original.iter().enumerate() {
@@ -526,7 +528,8 @@ impl Projection {
         let offset = offset_px * pixel;
         let pad = eps + offset;
         let side = |k: usize| {
-            (((scene.hi[k] - scene.lo[k] + 2.0 * pad) / pixel).ceil() as u32).clamp(1, options.resolution)
+            (((scene.hi[k] - scene.lo[k] + 2.0 * pad) / pixel).ceil() as u32)
+                .clamp(1, options.resolution)
         };
         let w_far = scene.hi[w] + pad + size * 1e-3;
         let w_near = scene.lo[w] - pad - size * 1e-3;
