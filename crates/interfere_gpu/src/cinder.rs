@@ -81,6 +81,12 @@
 //! outward oriented (counter-clockwise seen from outside). Open meshes may give wrong answers;
 //! negative counts, when seen, are reported.
 
+pub mod scene;
+
+pub use scene::{
+    CinderSceneOptions, CinderSceneReport, CinderViews, InterferencePoint, ViewAxis, ViewStats,
+};
+
 use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::readback::{map_and_copy, read_buffer};
@@ -178,6 +184,7 @@ pub struct Cinder {
     locate_edge_depth: wgpu::RenderPipeline,
     locate_solid_count: wgpu::RenderPipeline,
     locate_edge_inside: wgpu::RenderPipeline,
+    scene: scene::ScenePipelines,
 }
 
 #[repr(C)]
@@ -461,7 +468,25 @@ impl Cinder {
                 inside,
                 inside,
             ),
+            scene: scene::ScenePipelines::new(device),
         }
+    }
+
+    /// Finds all interfering object pairs of a scene in one run (one build and one resolve
+    /// pass per view, whatever the number of objects), with localization points and not-closed
+    /// reports: see [`scene`] for the method, its precision and when each view is needed.
+    ///
+    /// Fails with [`GpuError::InvalidInput`] like [`Cinder::detect`], or for an edge offset that
+    /// is negative, not finite, or a quarter of the resolution or more;
+    /// [`GpuError::BufferTooLarge`] when the lists, pair bitset or points exceed the device's
+    /// buffer limits.
+    pub fn run(
+        &self,
+        ctx: &GpuContext,
+        objects: &[CinderObject],
+        options: &CinderSceneOptions,
+    ) -> Result<CinderSceneReport, GpuError> {
+        scene::run(&self.scene, ctx, objects, options)
     }
 
     /// The interfering unordered pairs `(i, j)`, `i < j`, sorted, seen through a
@@ -1038,4 +1063,40 @@ fn view_for(a: &Box3, b: &Box3, resolution: u32, offset_pixels: f32) -> View {
             0.0,
         ],
     }
+}
+
+/// Checks the resolution against the device and every object for finite vertices and triangle
+/// indices in range.
+fn validate(ctx: &GpuContext, objects: &[CinderObject], resolution: u32) -> Result<(), GpuError> {
+    let max_dim = ctx.device.limits().max_texture_dimension_2d;
+    if resolution == 0 || resolution > max_dim {
+        return Err(GpuError::InvalidInput {
+            what: WHAT,
+            reason: format!("resolution {resolution} is outside 1..={max_dim}"),
+        });
+    }
+    for (index, object) in objects.iter().enumerate() {
+        let n = object.vertices.len();
+        if let Some(v) = object
+            .vertices
+            .iter()
+            .position(|p| p.iter().any(|c| !c.is_finite()))
+        {
+            return Err(GpuError::InvalidInput {
+                what: WHAT,
+                reason: format!("object {index}: vertex {v} is not finite"),
+            });
+        }
+        if let Some(t) = object
+            .triangles
+            .iter()
+            .position(|t| t.iter().any(|&i| i as usize >= n))
+        {
+            return Err(GpuError::InvalidInput {
+                what: WHAT,
+                reason: format!("object {index}: triangle {t} indexes past its {n} vertices"),
+            });
+        }
+    }
+    Ok(())
 }

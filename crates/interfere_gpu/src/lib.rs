@@ -26,7 +26,10 @@ pub use bvh_traversal::{
     GpuBvhTraversal, GpuEntranceLevel, GpuMeshSet, GpuTree, GpuTriangleTraversal, ObjectPair,
     TrianglePair, TrianglePairs,
 };
-pub use cinder::{Cinder, CinderObject, CinderOptions, CinderReport, DEFAULT_EDGE_OFFSET_PIXELS};
+pub use cinder::{
+    Cinder, CinderObject, CinderOptions, CinderReport, CinderSceneOptions, CinderSceneReport,
+    CinderViews, DEFAULT_EDGE_OFFSET_PIXELS, InterferencePoint, ViewAxis,
+};
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;

@@ -19,6 +19,9 @@ pub const BRUTE_FORCE: &str = include_str!("../../../shaders/brute_force.wgsl");
 /// CInDeR image-space interference: edge and solid passes of an orthographic view along z.
 pub const CINDER: &str = include_str!("../../../shaders/cinder.wgsl");
 
+/// CInDeR for a whole scene: per-pixel crossing lists and the per-object resolve pass.
+pub const CINDER_SCENE: &str = include_str!("../../../shaders/cinder_scene.wgsl");
+
 /// Creates a shader module from one of the sources above.
 pub fn module(
     device: &wgpu::Device,

@@ -7,6 +7,9 @@ use interfere_gpu::{GpuContext, PrefixSum};
 use rand::{Rng, SeedableRng};
 use wgpu::util::DeviceExt;
 
+#[path = "gpu/cinder_scene.rs"]
+mod cinder_scene;
+
 #[test]
 fn prefix_sum_matches_cpu_twin() {
     let Some(ctx) = gpu_or_skip("prefix_sum_matches_cpu_twin") else {
