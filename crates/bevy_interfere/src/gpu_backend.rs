@@ -23,9 +23,13 @@
 //! body numbering) and filter its answer with the exact test, so [`crate::ContactMessage`]
 //! carries the exact intersecting triangle pairs as on the CPU.
 //!
-//! CInDeR sees penetrations larger than about one pixel of its image (the image spans the
-//! overlap of the pair's boxes at [`crate::PhysicsSettings::cinder_resolution`] pixels); shallower
-//! ones are missed, like every image-space method. [`GpuBackendPlugin`]'s `finish()` checks for a
+//! CInDeR runs on the whole scene at once (`Cinder::run`: per-pixel lists, pairs identified at
+//! each edge point) with edges offset outward by a pixel, so it also reports pairs that touch or
+//! nearly touch: it is a conservative image-space filter. With
+//! [`crate::PhysicsSettings::gpu_exact_confirm`] (the default) each reported pair is confirmed by
+//! the exact CPU test, so the interfering set equals the CPU backend's wherever CInDeR is
+//! conservative; without it the raw image-space answer is used (touching pairs then count as
+//! colliding, and penetrations thinner than the pixel size along every view may be missed). [`GpuBackendPlugin`]'s `finish()` checks for a
 //! usable device and falls back to [`Backend::Cpu`] with a warning where there is none.
 
 use crate::collider::PreparedShape;
@@ -35,7 +39,8 @@ use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use interfere_geometry::DPose;
 use interfere_gpu::{
-    Cinder, CinderObject, GpuContext, GpuMeshSet, GpuTriangleTraversal, ObjectPair,
+    Cinder, CinderObject, CinderSceneOptions, GpuContext, GpuMeshSet, GpuTriangleTraversal,
+    ObjectPair,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -312,10 +317,18 @@ fn run_job(
     (job, covered): (GpuJob, Vec<(usize, usize)>),
 ) -> GpuAnswer {
     let start = Instant::now();
+    // The whole-scene CInDeR run (one build and one resolve pass per view, pairs identified
+    // per pixel), edges offset outward so touching pairs are reported too: conservative, the
+    // CPU confirms (see the module documentation).
+    let options = CinderSceneOptions {
+        resolution: job.resolution,
+        ..CinderSceneOptions::default()
+    };
     let pairs = cinder
-        .interfering_pairs(ctx, &job.objects, job.resolution)
-        .map(|pairs| {
-            let mut out: Vec<(usize, usize)> = pairs
+        .run(ctx, &job.objects, &options)
+        .map(|report| {
+            let mut out: Vec<(usize, usize)> = report
+                .pairs
                 .into_iter()
                 .map(|(i, j)| {
                     let (a, b) = (job.bodies[i], job.bodies[j]);
@@ -484,6 +497,31 @@ fn pairs_to_interfering(
         .collect()
 }
 
+/// With [`PhysicsSettings::gpu_exact_confirm`], keeps only the GPU-reported pairs the exact
+/// CPU test confirms (keeping the GPU's exact triangle pairs where it found them).
+fn confirm(
+    pw: &PhysicsWorld,
+    found: Vec<InterferingPair>,
+    settings: &PhysicsSettings,
+) -> Vec<InterferingPair> {
+    if !settings.gpu_exact_confirm {
+        return found;
+    }
+    crate::stepper::par_map(&found, |p| {
+        exact_pair(pw, p.a, p.b, false).map(|exact| InterferingPair {
+            triangle_pairs: if p.triangle_pairs.is_empty() {
+                exact.triangle_pairs
+            } else {
+                p.triangle_pairs.clone()
+            },
+            ..exact
+        })
+    })
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 fn fall_back(backend: &mut Backend, why: &str) {
     warn!("interfere: GPU narrow phase failed ({why}); falling back to the CPU backend");
     *backend = Backend::Cpu;
@@ -518,7 +556,8 @@ fn narrow_phase_gpu_blocking(
     );
     match answer.pairs {
         Ok(pairs) => {
-            pw.interfering = pairs_to_interfering(&pairs, &answer.triangles, &pw.candidates);
+            let found = pairs_to_interfering(&pairs, &answer.triangles, &pw.candidates);
+            pw.interfering = confirm(&pw, found, &settings);
             stats.gpu_ms = Some(answer.gpu_ms);
         }
         Err(e) => return fall_back(&mut backend, &e),
@@ -591,7 +630,7 @@ fn narrow_phase_gpu_async(
         }
     }
     interfering.sort_by_key(|p| (p.a, p.b));
-    pw.interfering = interfering;
+    pw.interfering = confirm(pw, interfering, &settings);
     if gpu.in_flight.is_none() {
         let step = stats.steps;
         let job = build_job(

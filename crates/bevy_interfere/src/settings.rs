@@ -52,6 +52,9 @@ pub struct PhysicsSettings {
     /// Report every intersecting triangle pair in [`crate::ContactMessage`] (the narrow phase
     /// then runs to completion instead of stopping at the first pair).
     pub all_triangle_pairs: bool,
+    /// GPU backends: confirm every pair CInDeR reports with the exact CPU test (CInDeR is run
+    /// conservatively and also reports touching pairs).
+    pub gpu_exact_confirm: bool,
     /// While set, fixed steps do nothing.
     pub paused: bool,
     /// Steps to take while paused (decremented by each step; the overlay's "step" button).
@@ -69,6 +72,7 @@ impl Default for PhysicsSettings {
             max_rays_per_pair: 1 << 18,
             cinder_resolution: 256,
             all_triangle_pairs: false,
+            gpu_exact_confirm: true,
             paused: false,
             single_steps: 0,
         }

@@ -468,3 +468,28 @@ fn gpu_triangle_pairs_equal_cpu_pairs() {
     assert!(total > 50, "too few triangle pairs to compare: {total}");
     assert_eq!(cpu, gpu, "per-step triangle pairs differ");
 }
+
+/// The raw image-space answer (no exact confirmation): CInDeR's conservative pairs alone still
+/// give a box that falls and rests.
+#[test]
+fn gpu_blocking_without_exact_confirmation_rests() {
+    let Some(ctx) = gpu_or_skip("gpu_blocking_without_exact_confirmation_rests") else {
+        return;
+    };
+    let mut app = app(Backend::GpuBlocking, Some(ctx));
+    app.world_mut()
+        .resource_mut::<PhysicsSettings>()
+        .gpu_exact_confirm = false;
+    ground(&mut app);
+    let b = falling_box(&mut app, 1.0);
+    for _ in 0..192 {
+        app.update();
+    }
+    let y = app.world().get::<Transform>(b).unwrap().translation.y;
+    let v = app.world().get::<LinearVelocity>(b).unwrap().0.length();
+    assert!((y - 0.25).abs() < 0.01 && v < 0.05, "y {y}, speed {v}");
+    assert_eq!(
+        app.world().resource::<PhysicsStats>().backend,
+        Backend::GpuBlocking
+    );
+}
