@@ -17,9 +17,11 @@ pub mod readback;
 pub mod scan;
 pub mod shaders;
 pub mod testing;
+pub mod volume;
 
 pub use bvh_traversal::{GpuBvhTraversal, GpuTree};
 pub use cinder::{Cinder, CinderObject, CinderReport};
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;
+pub use volume::{GpuVolume, GpuVolumeMesh, GpuVolumeReport};

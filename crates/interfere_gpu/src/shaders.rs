@@ -10,6 +10,9 @@ pub const BVH_TRAVERSAL: &str = include_str!("../../../shaders/bvh_traversal.wgs
 /// CInDeR image-space interference: edge and solid passes of an orthographic view along z.
 pub const CINDER: &str = include_str!("../../../shaders/cinder.wgsl");
 
+/// Uniformly ray-sampled intersection volume: one invocation per axis-parallel line.
+pub const VOLUME: &str = include_str!("../../../shaders/volume.wgsl");
+
 /// Creates a shader module from one of the sources above.
 pub fn module(
     device: &wgpu::Device,

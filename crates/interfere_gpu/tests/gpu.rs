@@ -877,3 +877,6 @@ mod cinder {
         assert!(report.negative.is_empty());
     }
 }
+
+#[path = "gpu/volume.rs"]
+mod volume;
