@@ -391,8 +391,7 @@ impl Reduce<'_> {
         events.sort_unstable_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
         let (mut wa, mut wb) = (0i32, 0i32);
         let mut start: Option<f64> = None;
-        for e in 0..events.len() {
-            let (t, entering, on_b, idx) = events[e];
+        for &(t, entering, on_b, idx) in events.iter() {
             let step = if entering { 1 } else { -1 };
             if on_b {
                 wb += step;

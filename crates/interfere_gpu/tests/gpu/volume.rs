@@ -197,13 +197,15 @@ fn check_case(
 
     let lines = cpu_lines(a, b, b_to_a, r);
     assert_eq!(lines.len(), report.rays.len(), "{name}: line count");
-    let size = report.rays.is_empty().then_some(1.0).unwrap_or_else(|| {
+    let size = if report.rays.is_empty() {
+        1.0
+    } else {
         let ma = RayMesh::new(a, &BalancedTree::build(a), &DPose::IDENTITY).unwrap();
         let mb = RayMesh::new(b, &BalancedTree::build(b), b_to_a).unwrap();
         let lo = ma.bounds()[0].max(mb.bounds()[0]);
         let hi = ma.bounds()[1].min(mb.bounds()[1]);
         (hi - lo).max_element()
-    });
+    };
     let (pa, pb) = (placed(a, &DPose::IDENTITY), placed(b, b_to_a));
     let mut stats = Stats {
         lines: lines.len(),
