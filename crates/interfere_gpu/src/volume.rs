@@ -37,9 +37,11 @@
 //!
 //! **Reduction.** The per-line lengths (`f32`) and the endpoint records are read back and
 //! reduced on the host in `f64`, in the CPU's line order (records are sorted by line with a
-//! stable sort, so results are deterministic). Measured alternative: per-vertex fixed-point
-//! atomics would save reading the records back, but the records are a few per line, a small
-//! fraction of the per-line readback, and the host pass is also where flagged lines are fixed.
+//! stable sort, so results are deterministic). Why not per-vertex fixed-point atomics on the
+//! GPU: measured on bunny25k against itself at resolution 128 on lavapipe, the 39,348 records
+//! are 0.9 MB of readback and the whole host reduction (sort, gradients, 17 recast lines) takes
+//! about 2 ms of a 343 ms call, so atomics could save under 1 %, while costing determinism
+//! (atomic order) and a fixed-point range; the host pass is also where flagged lines are fixed.
 
 use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
