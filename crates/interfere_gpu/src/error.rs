@@ -89,4 +89,24 @@ pub enum GpuError {
         /// The capacity.
         capacity: u32,
     },
+    /// A volume query was refused: invalid options or pose, or too many sampling lines (the
+    /// same reasons as the CPU reference's `VolumeError`).
+    #[error("GPU volume query refused: {0}")]
+    Volume(#[from] interfere_geometry::volume::VolumeError),
+    /// A sampling line of the GPU volume crossed more triangles of the two meshes than one GPU
+    /// thread can hold (`interfere_gpu::volume::MAX_HITS_PER_RAY`).
+    #[error(
+        "a GPU volume sampling line (axis {axis}, u = {u}, v = {v}) crosses more than {cap} \
+         triangles of the two meshes"
+    )]
+    VolumeHitOverflow {
+        /// The line's axis.
+        axis: usize,
+        /// Its coordinate along axis `(axis + 1) % 3`.
+        u: f64,
+        /// Its coordinate along axis `(axis + 2) % 3`.
+        v: f64,
+        /// Hits one thread holds.
+        cap: u32,
+    },
 }

@@ -20,6 +20,7 @@ pub mod shaders;
 pub mod testing;
 pub mod timing;
 pub mod tri_tri;
+pub mod volume;
 
 pub use brute_force::GpuBruteForce;
 pub use bvh_traversal::{
@@ -34,3 +35,4 @@ pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;
 pub use timing::{KernelTimes, StageTimings};
+pub use volume::{GpuVolume, GpuVolumeMesh, GpuVolumeReport};

@@ -21,6 +21,8 @@ pub const CINDER: &str = include_str!("../../../shaders/cinder.wgsl");
 
 /// CInDeR for a whole scene: per-pixel crossing lists and the per-object resolve pass.
 pub const CINDER_SCENE: &str = include_str!("../../../shaders/cinder_scene.wgsl");
+/// Uniformly ray-sampled intersection volume: one invocation per axis-parallel line.
+pub const VOLUME: &str = include_str!("../../../shaders/volume.wgsl");
 
 /// Creates a shader module from one of the sources above.
 pub fn module(

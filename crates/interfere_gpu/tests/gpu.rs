@@ -886,3 +886,5 @@ mod cinder {
 mod bvh_complete;
 #[path = "gpu/cinder.rs"]
 mod cinder_ext;
+#[path = "gpu/volume.rs"]
+mod volume;
