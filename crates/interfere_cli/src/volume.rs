@@ -39,6 +39,10 @@ pub struct VolumeArgs {
     /// Finest EBPI image resolution (pixels per side) for `--method adaptive`.
     #[arg(long, default_value_t = 64)]
     ebpi_resolution: u32,
+    /// Cast the uniform rays on the GPU (wgpu compute; lines too close to call in `f32` are
+    /// recast exactly on the CPU, so the answer equals the CPU's).
+    #[arg(long)]
+    gpu: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -121,10 +125,23 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
                 ..UniformOptions::default()
             };
             let t = Instant::now();
-            let r = sampler
-                .compute(&b_to_a, &options)
-                .map_err(|e| e.to_string())?;
+            let r = if args.gpu {
+                use interfere_gpu::{GpuContext, GpuVolume};
+                let ctx = GpuContext::headless().map_err(|e| e.to_string())?;
+                let mut gpu = GpuVolume::new(&ctx).map_err(|e| e.to_string())?;
+                let ga = GpuVolume::upload_mesh(&ctx, &a).map_err(|e| e.to_string())?;
+                let gb = GpuVolume::upload_mesh(&ctx, &b).map_err(|e| e.to_string())?;
+                gpu.compute(&ctx, &ga, &gb, &b_to_a, &options)
+                    .map_err(|e| e.to_string())?
+            } else {
+                sampler
+                    .compute(&b_to_a, &options)
+                    .map_err(|e| e.to_string())?
+            };
             (r, build, ms(t), None, None)
+        }
+        VolumeMethod::Adaptive if args.gpu => {
+            return Err("--gpu is available for --method uniform only".into());
         }
         VolumeMethod::Adaptive => {
             let tolerance = parse_tolerance(&args.tolerance)?;
@@ -183,9 +200,10 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
     let report = Report {
         a: args.meshes.a.display().to_string(),
         b: args.meshes.b.display().to_string(),
-        method: match args.method {
-            VolumeMethod::Uniform => "uniform",
-            VolumeMethod::Adaptive => "adaptive",
+        method: match (args.method, args.gpu) {
+            (VolumeMethod::Uniform, false) => "uniform",
+            (VolumeMethod::Uniform, true) => "uniform-gpu",
+            (VolumeMethod::Adaptive, _) => "adaptive",
         },
         volume: r.volume,
         tolerance,

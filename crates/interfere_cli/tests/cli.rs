@@ -179,6 +179,37 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
         assert!(v["error_bound"].as_f64().unwrap() <= t);
         assert!((got - fine).abs() <= t, "tolerance {tol}: {got} vs {fine}");
     }
+    // The GPU volume equals the CPU's (lines too close to call are recast exactly).
+    if interfere_gpu::testing::gpu_or_skip("cli volume --gpu").is_some() {
+        let (ok, out, err) = interfere(&[
+            "volume",
+            c,
+            c,
+            "--pose-b",
+            pose,
+            "--resolution",
+            "64",
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        let cpu = json(&out)["volume"].as_f64().unwrap();
+        let (ok, out, err) = interfere(&[
+            "volume",
+            c,
+            c,
+            "--pose-b",
+            pose,
+            "--resolution",
+            "64",
+            "--gpu",
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        let v = json(&out);
+        assert_eq!(v["method"], "uniform-gpu");
+        let gpu = v["volume"].as_f64().unwrap();
+        assert!((gpu - cpu).abs() <= 1e-6 * cpu, "gpu {gpu} vs cpu {cpu}");
+    }
     let (ok, _, err) = interfere(&["volume", c, c, "--method", "adaptive", "--tolerance=-1"]);
     assert!(!ok && err.contains("tolerance"), "{err}");
 
