@@ -40,7 +40,7 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use interfere_geometry::DPose;
 use interfere_gpu::{
     Cinder, CinderObject, CinderSceneOptions, GpuContext, GpuMeshSet, GpuTriangleTraversal,
-    ObjectPair,
+    GpuVolume, GpuVolumeMesh, ObjectPair,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -89,6 +89,8 @@ struct GpuAnswer {
 #[derive(Resource)]
 pub(crate) struct GpuNarrow {
     ctx: Arc<GpuContext>,
+    /// The volume kernel and the collider meshes uploaded for it (per body numbering).
+    volume: std::sync::Mutex<Option<VolumeCache>>,
     cinder: Arc<Cinder>,
     traversal: Arc<GpuTriangleTraversal>,
     meshes: std::sync::Mutex<Option<MeshCache>>,
@@ -257,6 +259,7 @@ fn setup_gpu(world: &mut World) -> Option<RenderGpuJobs> {
         }
     );
     world.insert_resource(GpuNarrow {
+        volume: std::sync::Mutex::new(None),
         ctx,
         cinder,
         traversal,
@@ -295,6 +298,68 @@ fn run_render_jobs(end: Res<RenderGpuJobs>) {
             job,
         ));
     }
+}
+
+/// The GPU volume kernel with the colliders of one body numbering uploaded.
+struct VolumeCache {
+    generation: u64,
+    kernel: GpuVolume,
+    meshes: Vec<Option<GpuVolumeMesh>>,
+}
+
+/// The volume queries of the interfering pairs on the GPU (`interfere_gpu::GpuVolume`: the
+/// uniform rays in a compute kernel; lines too close to call in `f32` are recast exactly on the
+/// CPU, so each result equals the CPU's line by line). `None` when the GPU volume cannot run
+/// (the caller then uses the CPU); a failed pair gives its error text.
+pub(crate) fn gpu_volume_queries(
+    gpu: &GpuNarrow,
+    pw: &PhysicsWorld,
+    settings: &PhysicsSettings,
+) -> Option<Vec<Option<crate::stepper::VolumeQuery>>> {
+    let mut guard = gpu.volume.lock().ok()?;
+    if guard.as_ref().is_none_or(|c| c.generation != pw.generation) {
+        let kernel = match GpuVolume::new(&gpu.ctx) {
+            Ok(k) => k,
+            Err(e) => {
+                warn!("interfere: GPU volume kernel unavailable ({e}); volumes on the CPU");
+                return None;
+            }
+        };
+        let meshes = pw
+            .slots
+            .iter()
+            .map(|slot| {
+                slot.shape.as_ref().and_then(|s| {
+                    GpuVolume::upload_with_tree(
+                        &gpu.ctx,
+                        &s.solid,
+                        s.collider.balanced_tree().clone(),
+                    )
+                    .ok()
+                })
+            })
+            .collect();
+        *guard = Some(VolumeCache {
+            generation: pw.generation,
+            kernel,
+            meshes,
+        });
+    }
+    let cache = guard.as_mut()?;
+    Some(
+        pw.interfering
+            .iter()
+            .map(|p| {
+                let (opts, pa, b_to_a) = crate::stepper::volume_setup(pw, settings, p)?;
+                let (ma, mb) = (cache.meshes[p.a].as_ref()?, cache.meshes[p.b].as_ref()?);
+                let r = cache
+                    .kernel
+                    .compute(&gpu.ctx, ma, mb, &b_to_a, &opts)
+                    .map_err(|e| e.to_string());
+                Some((r, pa))
+            })
+            .collect(),
+    )
 }
 
 /// Every body's collider (indexed by body) for the triangle traversal.

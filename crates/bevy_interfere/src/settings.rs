@@ -55,6 +55,9 @@ pub struct PhysicsSettings {
     /// GPU backends: confirm every pair CInDeR reports with the exact CPU test (CInDeR is run
     /// conservatively and also reports touching pairs).
     pub gpu_exact_confirm: bool,
+    /// GPU backends: sample the intersection volumes on the GPU too (`interfere_gpu::GpuVolume`,
+    /// equal to the CPU's line by line).
+    pub gpu_volume: bool,
     /// While set, fixed steps do nothing.
     pub paused: bool,
     /// Steps to take while paused (decremented by each step; the overlay's "step" button).
@@ -73,6 +76,7 @@ impl Default for PhysicsSettings {
             cinder_resolution: 256,
             all_triangle_pairs: false,
             gpu_exact_confirm: true,
+            gpu_volume: true,
             paused: false,
             single_steps: 0,
         }
@@ -133,6 +137,8 @@ pub struct PhysicsStats {
     pub narrow_phase_ms: f64,
     /// Milliseconds of GPU work reported by the GPU backend (end to end, including readback).
     pub gpu_ms: Option<f64>,
+    /// Whether the last volume stage ran on the GPU.
+    pub volume_on_gpu: bool,
     /// Milliseconds in the volume stage.
     pub volume_ms: f64,
     /// Milliseconds in the solver.

@@ -609,16 +609,16 @@ pub(crate) fn collision_messages(
     }
 }
 
-/// The uniform volume of one interfering pair at the current poses (with surface points), and
-/// A's pose; `None` when a body has no shape.
-fn volume_query(
+/// A pair's volume result (or why it failed) and A's pose.
+pub(crate) type VolumeQuery = (Result<interfere_geometry::VolumeResult, String>, DPose);
+
+/// The sampling options, A's pose and B's pose in A's frame for one pair; `None` when a body
+/// has no shape.
+pub(crate) fn volume_setup(
     pw: &PhysicsWorld,
     settings: &PhysicsSettings,
     p: &InterferingPair,
-) -> Option<(
-    Result<interfere_geometry::VolumeResult, interfere_geometry::volume::VolumeError>,
-    DPose,
-)> {
+) -> Option<(UniformOptions, DPose, DPose)> {
     let (sa, sb) = (pw.slots[p.a].shape.as_ref()?, pw.slots[p.b].shape.as_ref()?);
     let h = settings
         .volume_spacing_absolute
@@ -632,13 +632,26 @@ fn volume_query(
         collect_points: true,
         max_rays: settings.max_rays_per_pair,
     };
+    Some((opts, pa, b_to_a))
+}
+
+/// The uniform volume of one interfering pair at the current poses (with surface points), on
+/// the CPU.
+fn volume_query(
+    pw: &PhysicsWorld,
+    settings: &PhysicsSettings,
+    p: &InterferingPair,
+) -> Option<VolumeQuery> {
+    let (opts, pa, b_to_a) = volume_setup(pw, settings, p)?;
+    let (sa, sb) = (pw.slots[p.a].shape.as_ref()?, pw.slots[p.b].shape.as_ref()?);
     let result = UniformVolume::with_trees(
         &sa.solid,
         sa.collider.balanced_tree().clone(),
         &sb.solid,
         sb.collider.balanced_tree().clone(),
     )
-    .and_then(|uv| uv.compute(&b_to_a, &opts));
+    .and_then(|uv| uv.compute(&b_to_a, &opts))
+    .map_err(|e| e.to_string());
     Some((result, pa))
 }
 
@@ -673,6 +686,8 @@ pub(crate) fn volume_contacts(
     mut contact_out: MessageWriter<ContactMessage>,
     mut volume_out: MessageWriter<IntersectionVolumeMessage>,
     mut commands: Commands,
+    gpu: Option<Res<crate::gpu_backend::GpuNarrow>>,
+    backend: Res<Backend>,
 ) {
     let start = Instant::now();
     let pw = &mut *pw;
@@ -692,7 +707,17 @@ pub(crate) fn volume_contacts(
     // The pairs' volume queries are independent: run them on all cores, then assemble the
     // contacts and messages serially in pair order (so the result does not depend on the
     // thread count).
-    let results = par_map(&pw.interfering, |p| volume_query(pw, &settings, p));
+    let on_gpu = match (&gpu, *backend) {
+        (Some(gpu), Backend::Gpu | Backend::GpuBlocking) if settings.gpu_volume => {
+            crate::gpu_backend::gpu_volume_queries(gpu, pw, &settings)
+        }
+        _ => None,
+    };
+    stats.volume_on_gpu = on_gpu.is_some();
+    let results = match on_gpu {
+        Some(r) => r,
+        None => par_map(&pw.interfering, |p| volume_query(pw, &settings, p)),
+    };
     for (p, result) in pw.interfering.iter().zip(results) {
         let Some((result, pa)) = result else {
             continue;

@@ -80,6 +80,8 @@ struct Run {
     backend_seen: Vec<Backend>,
     /// Steps whose narrow phase reported GPU time.
     gpu_steps: usize,
+    /// Steps whose volume stage ran on the GPU.
+    gpu_volume_steps: usize,
 }
 
 fn drop_box(backend: Backend, gpu: Option<interfere_gpu::GpuContext>, steps: usize) -> Run {
@@ -92,6 +94,7 @@ fn drop_box(backend: Backend, gpu: Option<interfere_gpu::GpuContext>, steps: usi
     let mut heights = Vec::new();
     let mut backend_seen = Vec::new();
     let mut gpu_steps = 0;
+    let mut gpu_volume_steps = 0;
     for _ in 0..steps {
         app.update();
         s.drain(&app);
@@ -102,6 +105,7 @@ fn drop_box(backend: Backend, gpu: Option<interfere_gpu::GpuContext>, steps: usi
         if stats.steps > 0 {
             backend_seen.push(stats.backend);
             gpu_steps += usize::from(stats.gpu_ms.is_some());
+            gpu_volume_steps += usize::from(stats.volume_on_gpu);
         }
     }
     for m in &s.got {
@@ -120,6 +124,7 @@ fn drop_box(backend: Backend, gpu: Option<interfere_gpu::GpuContext>, steps: usi
         final_speed: lin.length() + 0.25 * ang.length(),
         backend_seen,
         gpu_steps,
+        gpu_volume_steps,
     }
 }
 
@@ -212,8 +217,15 @@ fn gpu_blocking_box_falls_and_rests_and_matches_cpu() {
     );
     // CInDeR ran on every step that had a candidate pair (from touch-down on).
     assert!(gpu.gpu_steps > 100, "GPU ran on {} steps", gpu.gpu_steps);
+    // The volumes were sampled on the GPU too (equal to the CPU's line by line).
+    assert!(
+        gpu.gpu_volume_steps > 100,
+        "GPU volume on {} steps",
+        gpu.gpu_volume_steps
+    );
     let cpu = drop_box(Backend::Cpu, None, 192);
     assert_eq!(cpu.gpu_steps, 0);
+    assert_eq!(cpu.gpu_volume_steps, 0);
     let worst = cpu
         .heights
         .iter()
