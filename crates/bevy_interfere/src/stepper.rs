@@ -679,6 +679,7 @@ pub(crate) fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync)
 
 /// Volume stage: the intersection volume and gradient of every interfering pair, split into up
 /// to four volume contacts (see `interfere_dynamics::mesh_volume`), with their messages.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn volume_contacts(
     mut pw: ResMut<PhysicsWorld>,
     settings: Res<PhysicsSettings>,
