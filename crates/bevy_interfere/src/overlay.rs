@@ -47,6 +47,17 @@ fn toggle_with_f3(keys: Option<Res<ButtonInput<KeyCode>>>, mut state: ResMut<Ove
     }
 }
 
+/// What the body inspector reads of each body.
+type BodyView<'a> = (
+    Entity,
+    &'a RigidBody,
+    &'a Transform,
+    &'a LinearVelocity,
+    &'a AngularVelocity,
+    Option<&'a Name>,
+    Has<Sleeping>,
+);
+
 #[allow(clippy::too_many_arguments)]
 fn panel(
     mut contexts: EguiContexts,
@@ -57,15 +68,7 @@ fn panel(
     support: Option<Res<GpuSupport>>,
     pw: Res<PhysicsWorld>,
     gizmo_store: Option<ResMut<GizmoConfigStore>>,
-    bodies: Query<(
-        Entity,
-        &RigidBody,
-        &Transform,
-        &LinearVelocity,
-        &AngularVelocity,
-        Option<&Name>,
-        Has<Sleeping>,
-    )>,
+    bodies: Query<BodyView<'static>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     egui::Window::new("Interfere")
