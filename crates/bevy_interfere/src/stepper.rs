@@ -162,25 +162,7 @@ impl PhysicsWorld {
     /// The world box of body `i`'s collider, rounded outward to `f32`.
     pub(crate) fn world_aabb(&self, i: usize) -> Option<Aabb> {
         let shape = self.slots[i].shape.as_ref()?;
-        let pose = self.pose(i);
-        let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
-        for k in 0..8 {
-            let c = DVec3::new(
-                if k & 1 == 0 { shape.lo.x } else { shape.hi.x },
-                if k & 2 == 0 { shape.lo.y } else { shape.hi.y },
-                if k & 4 == 0 { shape.lo.z } else { shape.hi.z },
-            );
-            let w = pose.transform_dpoint(c);
-            lo = lo.min(w);
-            hi = hi.max(w);
-        }
-        if !(lo.is_finite() && hi.is_finite()) {
-            return None;
-        }
-        let pad = |x: f64| 1e-6 * (1.0 + x.abs());
-        let down = lo.to_array().map(|x| (x - pad(x)) as f32);
-        let up = hi.to_array().map(|x| (x + pad(x)) as f32);
-        Some(Aabb::new(GVec3::from_array(down), GVec3::from_array(up)))
+        Aabb::of_placed_box(shape.lo, shape.hi, &self.pose(i))
     }
 
     /// Whether a pair needs contact work: at least one awake dynamic body.

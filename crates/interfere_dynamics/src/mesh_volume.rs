@@ -91,26 +91,7 @@ impl Entry {
     }
 
     fn world_aabb(&self, pose: &DPose) -> Option<Aabb> {
-        let mut lo = DVec3::INFINITY;
-        let mut hi = DVec3::NEG_INFINITY;
-        for k in 0..8 {
-            let c = DVec3::new(
-                if k & 1 == 0 { self.lo.x } else { self.hi.x },
-                if k & 2 == 0 { self.lo.y } else { self.hi.y },
-                if k & 4 == 0 { self.lo.z } else { self.hi.z },
-            );
-            let w = pose.transform_dpoint(c);
-            lo = lo.min(w);
-            hi = hi.max(w);
-        }
-        if !(lo.is_finite() && hi.is_finite()) {
-            return None;
-        }
-        // Outward rounding to f32 with a relative pad, so the f32 box contains the f64 one.
-        let pad = |x: f64| 1e-6 * (1.0 + x.abs());
-        let down = lo.to_array().map(|x| (x - pad(x)) as f32);
-        let up = hi.to_array().map(|x| (x + pad(x)) as f32);
-        Some(Aabb::new(Vec3::from_array(down), Vec3::from_array(up)))
+        Aabb::of_placed_box(self.lo, self.hi, pose)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Axis-aligned bounding boxes.
 
-use crate::pose::Pose;
-use glam::Vec3;
+use crate::pose::{DPose, Pose};
+use glam::{DVec3, Vec3};
 use serde::{Deserialize, Serialize};
 
 /// An axis-aligned box `[min, max]`. An empty box has `min > max` on every axis.
@@ -20,6 +20,33 @@ impl Default for Aabb {
 }
 
 impl Aabb {
+    /// The `f32` box enclosing the `f64` box `[lo, hi]` placed by `pose`: its eight corners
+    /// mapped exactly by [`DPose::transform_dpoint`], then rounded outward with a relative pad
+    /// of `1e-6` so the `f32` box contains the `f64` one. `None` when a corner is not finite.
+    pub fn of_placed_box(lo: DVec3, hi: DVec3, pose: &DPose) -> Option<Self> {
+        let (mut wlo, mut whi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+        for k in 0..8 {
+            let c = DVec3::new(
+                if k & 1 == 0 { lo.x } else { hi.x },
+                if k & 2 == 0 { lo.y } else { hi.y },
+                if k & 4 == 0 { lo.z } else { hi.z },
+            );
+            let w = pose.transform_dpoint(c);
+            wlo = wlo.min(w);
+            whi = whi.max(w);
+        }
+        if !(wlo.is_finite() && whi.is_finite()) {
+            return None;
+        }
+        let pad = |x: f64| 1e-6 * (1.0 + x.abs());
+        let down = wlo.to_array().map(|x| (x - pad(x)) as f32);
+        let up = whi.to_array().map(|x| (x + pad(x)) as f32);
+        Some(Self {
+            min: Vec3::from_array(down),
+            max: Vec3::from_array(up),
+        })
+    }
+
     /// The empty box (the identity for [`Aabb::union`]).
     pub const EMPTY: Self = Self {
         min: Vec3::splat(f32::INFINITY),
@@ -136,6 +163,28 @@ impl Aabb {
 mod tests {
     use super::*;
     use glam::Quat;
+
+    #[test]
+    fn placed_box_encloses_every_placed_point() {
+        use crate::test_support::random_pose;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let (lo, hi) = (DVec3::new(-1.0, -2.0, 0.5), DVec3::new(3.0, 0.0, 0.75));
+        for _ in 0..50 {
+            let pose = random_pose(&mut rng, 100.0);
+            let b = Aabb::of_placed_box(lo, hi, &pose).expect("finite");
+            for _ in 0..20 {
+                let t = DVec3::new(rng.random(), rng.random(), rng.random());
+                let w = pose.transform_dpoint(lo + (hi - lo) * t);
+                for k in 0..3 {
+                    assert!(b.min[k] as f64 <= w[k] && w[k] <= b.max[k] as f64);
+                }
+            }
+        }
+        let mut bad = Pose::default().to_f64();
+        bad.translation.x = f64::NAN;
+        assert!(Aabb::of_placed_box(lo, hi, &bad).is_none());
+    }
 
     #[test]
     fn union_overlap_and_transform() {
