@@ -21,7 +21,7 @@ use interfere_dynamics::{
     BodyKind, ContactSource, Contacts, MassProperties, Material, RigidBody as DynBody,
     VolumeContact, World, WorldSettings, split_mesh_volume,
 };
-use interfere_geometry::glam::{DQuat, DVec3, Vec3 as GVec3};
+use interfere_geometry::glam::{DQuat, DVec3};
 use interfere_geometry::{
     Aabb, DPose, Method, ProxyId, Sampling, SweepAndPrune, UniformOptions, UniformVolume,
 };

@@ -37,7 +37,7 @@
 
 use crate::body::RigidBody;
 use crate::contact::{BodyId, ContactSource, Contacts, VolumeContact};
-use interfere_geometry::glam::{DVec3, Vec3};
+use interfere_geometry::glam::DVec3;
 use interfere_geometry::volume::SurfacePoint;
 use interfere_geometry::{
     Aabb, BalancedTree, DPose, ProxyId, Sampling, Solid, SweepAndPrune, UniformOptions,
@@ -402,7 +402,7 @@ impl ContactSource for MeshVolumeSource {
 mod tests {
     use super::*;
     use crate::mass::mass_properties;
-    use interfere_geometry::glam::{DMat3, DQuat};
+    use interfere_geometry::glam::{DMat3, DQuat, Vec3};
     use interfere_geometry::shapes::{cuboid, icosphere, torus};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
