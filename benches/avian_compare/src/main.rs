@@ -18,6 +18,7 @@
 //! ```text
 //! cargo run --release --offline -- [--collider hull|decomp|trimesh] [--decompose tori|nonconvex]
 //!     [--bodies 200] [--frames 150] [--threads N] [--sleep interfere|avian] [--report out.json]
+//!     [--interfere-report falling_meshes.json]
 //! ```
 //!
 //! Timed per fixed step: the whole of avian's `FixedPostUpdate` work (from before
@@ -76,13 +77,14 @@ struct Args {
     threads: Option<usize>,
     interfere_sleep: bool,
     report: Option<std::path::PathBuf>,
+    interfere_report: Option<std::path::PathBuf>,
 }
 
 fn usage(msg: &str) -> ! {
     eprintln!(
         "{msg}\n\nusage: avian_compare [--collider hull|decomp|trimesh] \
          [--decompose tori|nonconvex] [--bodies N] [--frames N] [--threads N] \
-         [--sleep interfere|avian] [--report PATH]"
+         [--sleep interfere|avian] [--report PATH] [--interfere-report PATH]"
     );
     std::process::exit(2)
 }
@@ -96,6 +98,7 @@ fn parse_args() -> Args {
         threads: None,
         interfere_sleep: true,
         report: None,
+        interfere_report: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -109,7 +112,9 @@ fn parse_args() -> Args {
                     "hull" => ColliderKind::Hull,
                     "decomp" => ColliderKind::Decomp,
                     "trimesh" => ColliderKind::Trimesh,
-                    other => usage(&format!("--collider: '{other}' is not hull, decomp, trimesh")),
+                    other => usage(&format!(
+                        "--collider: '{other}' is not hull, decomp, trimesh"
+                    )),
                 }
             }
             "--decompose" => {
@@ -146,6 +151,7 @@ fn parse_args() -> Args {
                 }
             }
             "--report" => args.report = Some(value().into()),
+            "--interfere-report" => args.interfere_report = Some(value().into()),
             "--help" | "-h" => usage("help"),
             other => usage(&format!("unexpected argument '{other}'")),
         }
@@ -278,6 +284,39 @@ fn process_cpu_seconds() -> Option<f64> {
     let stime: f64 = fields.get(12)?.parse().ok()?;
     // USER_HZ is 100 on every Linux configuration Rust supports.
     Some((utime + stime) / 100.0)
+}
+
+/// Reads the report of `falling_meshes --report` (the Interfere plugin on the same scene) and
+/// sets its step times against this run's: `ratio` is Interfere's time over avian's.
+fn interfere_ratios(
+    path: &std::path::Path,
+    avian: &serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let ours: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    if ours["scene"] != "falling_meshes" || ours["bodies"] != avian["bodies"] {
+        return Err(format!(
+            "not the same scene: {} with {} bodies",
+            ours["scene"], ours["bodies"]
+        ));
+    }
+    let mut ratio = serde_json::Map::new();
+    for stat in ["mean_ms", "median_ms", "p95_ms"] {
+        let (Some(a), Some(b)) = (ours["step"][stat].as_f64(), avian["step"][stat].as_f64()) else {
+            return Err(format!("step.{stat} missing"));
+        };
+        ratio.insert(stat.into(), (a / b).into());
+    }
+    Ok(serde_json::json!({
+        "report": path.display().to_string(),
+        "backend": ours["backend_requested"],
+        "steps": ours["steps"],
+        "step": ours["step"],
+        "max_interfering_pairs": ours["max_interfering_pairs"],
+        "lowest_point_below_slab_top": ours["lowest_point_below_slab_top"],
+        "sleeping": ours["sleeping"],
+        "step_ratio_interfere_over_avian": ratio,
+    }))
 }
 
 fn build_app(args: &Args) -> App {
@@ -425,7 +464,7 @@ fn main() {
     }
     let log = world.resource::<StepLog>();
     let threads = bevy::tasks::ComputeTaskPool::try_get().map(|p| p.thread_num());
-    let value = serde_json::json!({
+    let mut value = serde_json::json!({
         "scene": "falling_meshes",
         "engine": "avian3d 0.7.0 (parry3d 0.27, feature parallel)",
         "collider": args.collider.name(),
@@ -460,6 +499,15 @@ fn main() {
         "cpu_s": cpu_s,
         "cpu_per_wall": cpu_s.map(|c| c / wall_s),
     });
+    if let Some(path) = &args.interfere_report {
+        match interfere_ratios(path, &value) {
+            Ok(r) => value["interfere"] = r,
+            Err(e) => {
+                eprintln!("--interfere-report {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+    }
     let text = serde_json::to_string_pretty(&value).expect("report serializes");
     match &args.report {
         Some(path) => {
