@@ -51,7 +51,8 @@ impl Default for Density {
 #[reflect(Component, Debug, PartialEq)]
 pub struct Mass(pub f32);
 
-/// Coulomb friction coefficients. Two bodies in contact use the mean of their coefficients.
+/// Coulomb friction coefficients. Two bodies in contact use the geometric mean of their
+/// coefficients (so a frictionless body is frictionless against anything).
 #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Component, Debug, Default, PartialEq)]
 pub struct Friction {

@@ -48,6 +48,8 @@ pub use components::{
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
 pub use gpu_backend::{GpuBackendPlugin, GpuSupport, InterfereGpuContext};
+/// The solver's iterations, slops and thresholds ([`PhysicsSettings::solver`]).
+pub use interfere_dynamics::SolverSettings;
 pub use messages::{
     CollisionEnded, CollisionStarted, ContactMessage, ContactPoint, IntersectionVolumeMessage,
 };
@@ -67,6 +69,7 @@ pub mod prelude {
         Density, Friction, InterfereDebugPlugin, InterfereGizmos, InterferePlugins,
         InterfereSystems, IntersectionVolumeMessage, LinearVelocity, Mass, NeverSleep,
         PhysicsPlugin, PhysicsSettings, PhysicsStats, Restitution, RigidBody, Sleeping,
+        SolverSettings,
     };
 }
 

@@ -8,9 +8,11 @@
 use crate::body::{BodyError, Material, RigidBody};
 use crate::contact::{BodyId, HalfSpaceSource, Plane};
 use crate::mass::{MassError, mass_properties};
-use crate::mesh_volume::MeshVolumeSource;
+use crate::mesh_volume::{MeshSpacing, MeshVolumeSource};
+use crate::solver::SolverSettings;
 use crate::world::{World, WorldError, WorldSettings};
 use glam::{DQuat, DVec3, Vec3};
+use interfere_geometry::threads::{ThreadSpec, bolt, nut};
 use interfere_geometry::{MeshOptions, Solid, io, shapes};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -89,6 +91,17 @@ pub struct Scene {
     /// Substeps per step (default 4).
     #[serde(default = "default_substeps")]
     pub substeps: u32,
+    /// Solver iterations, slops and thresholds (default [`SolverSettings::default`], made for
+    /// metres; a scene in millimetres sets the slops and speed thresholds itself).
+    #[serde(default)]
+    pub solver: SolverSettings,
+    /// Spacing of the volume-sampling lattice in world units (default: 1/8 of the smaller
+    /// box's extent per pair, [`MeshSpacing::default`]).
+    #[serde(default)]
+    pub volume_spacing: Option<f64>,
+    /// Pairs needing more volume rays than this are skipped (default 2¹⁸).
+    #[serde(default)]
+    pub max_rays_per_pair: Option<u64>,
     /// Static ground planes.
     #[serde(default)]
     pub planes: Vec<PlaneSpec>,
@@ -215,6 +228,59 @@ pub enum ShapeSpec {
         /// Segments around z.
         segments: u32,
     },
+    /// A polygonal wheel along z with slightly curved faces
+    /// ([`interfere_geometry::shapes::polygon_wheel`]).
+    PolygonWheel {
+        /// Circumradius.
+        radius: f32,
+        /// Number of faces (3–1024).
+        sides: u32,
+        /// Half the width along z.
+        half_width: f32,
+        /// Bulge of each face at its middle (negative: hollow).
+        sagitta: f32,
+        /// Strips per face (1–1024).
+        segments: u32,
+    },
+    /// An ISO metric bolt along +z, thread from z = 0 to `thread_length`, hex head on top
+    /// ([`interfere_geometry::threads::bolt`]).
+    Bolt {
+        /// The thread.
+        thread: ThreadShape,
+        /// Length of the threaded shank.
+        thread_length: f32,
+    },
+    /// A hex nut with the matching internal thread, from z = 0 to `height`
+    /// ([`interfere_geometry::threads::nut`]).
+    Nut {
+        /// The thread.
+        thread: ThreadShape,
+        /// Height of the nut.
+        height: f32,
+    },
+}
+
+/// An ISO metric thread in a scene file ([`ThreadSpec`]).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadShape {
+    /// Nominal (major) diameter, e.g. 10 for M10.
+    pub major_diameter: f32,
+    /// Pitch (axial advance per turn), e.g. 1.5.
+    pub pitch: f32,
+    /// Facets per turn: a multiple of 16, at most 1024 (default 64).
+    #[serde(default = "default_columns")]
+    pub columns: u32,
+    /// Radial clearance between bolt and nut (default 0.05).
+    #[serde(default = "default_clearance")]
+    pub clearance: f32,
+}
+
+fn default_columns() -> u32 {
+    64
+}
+fn default_clearance() -> f32 {
+    0.05
 }
 
 /// A scene ready to step: the world, its contact source and the bodies' names and meshes.
@@ -277,10 +343,22 @@ impl Scene {
             gravity: DVec3::from_array(self.gravity),
             dt: self.dt,
             substeps: self.substeps,
-            ..WorldSettings::default()
+            solver: self.solver,
         })?;
         let mut source = HalfSpaceSource::new(0.0);
         let mut meshes = MeshVolumeSource::new();
+        if let Some(h) = self.volume_spacing {
+            if !(h.is_finite() && h > 0.0) {
+                return Err(world_invalid("volume_spacing", format!("{h} is not > 0")));
+            }
+            meshes.spacing = MeshSpacing::Absolute(h);
+        }
+        if let Some(n) = self.max_rays_per_pair {
+            if n == 0 {
+                return Err(world_invalid("max_rays_per_pair", "must be > 0".into()));
+            }
+            meshes.max_rays = n;
+        }
         let mut names = Vec::new();
         let mut solids = Vec::new();
         let ground = world.add_body(RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).map_err(
@@ -444,6 +522,81 @@ fn build_shape(spec: &BodySpec) -> Result<Solid, SceneError> {
             }
             shapes::cylinder(*radius, *half_height, *segments)
         }
+        ShapeSpec::PolygonWheel {
+            radius,
+            sides,
+            half_width,
+            sagitta,
+            segments,
+        } => {
+            if !(positive(*radius)
+                && positive(*half_width)
+                && sagitta.is_finite()
+                && sagitta.abs() < *radius / 2.0
+                && (3..=1024).contains(sides)
+                && (1..=1024).contains(segments))
+            {
+                return Err(invalid(
+                    "shape.polygon_wheel",
+                    "needs radius, half_width > 0, |sagitta| < radius/2, 3..=1024 sides and \
+                     1..=1024 segments"
+                        .into(),
+                ));
+            }
+            shapes::polygon_wheel(*radius, *sides, *half_width, *sagitta, *segments)
+        }
+        ShapeSpec::Bolt {
+            thread,
+            thread_length,
+        } => {
+            let spec = thread_spec(spec, thread)?;
+            if !(positive(*thread_length) && *thread_length >= 2.0 * spec.pitch) {
+                return Err(invalid(
+                    "shape.bolt.thread_length",
+                    format!("{thread_length} is shorter than two pitches"),
+                ));
+            }
+            bolt(&spec, *thread_length)
+        }
+        ShapeSpec::Nut { thread, height } => {
+            let spec = thread_spec(spec, thread)?;
+            if !(positive(*height) && *height >= 2.0 * spec.pitch) {
+                return Err(invalid(
+                    "shape.nut.height",
+                    format!("{height} is less than two pitches"),
+                ));
+            }
+            nut(&spec, *height)
+        }
+    })
+}
+
+/// Checks a scene's thread and turns it into a [`ThreadSpec`].
+fn thread_spec(body: &BodySpec, t: &ThreadShape) -> Result<ThreadSpec, SceneError> {
+    let fine = t.major_diameter.is_finite()
+        && t.pitch.is_finite()
+        && t.clearance.is_finite()
+        && t.pitch > 0.0
+        && t.major_diameter > 2.0 * t.pitch
+        && t.clearance >= 0.0
+        && t.clearance < t.pitch / 8.0
+        && t.columns % 16 == 0
+        && (16..=1024).contains(&t.columns);
+    if !fine {
+        return Err(SceneError::Invalid {
+            body: body.name.clone(),
+            field: "shape.thread",
+            reason: format!(
+                "needs pitch > 0, major_diameter > 2 pitches, 0 <= clearance < pitch/8 and \
+                 columns a multiple of 16 in 16..=1024 (got {t:?})"
+            ),
+        });
+    }
+    Ok(ThreadSpec {
+        major_diameter: t.major_diameter,
+        pitch: t.pitch,
+        columns: t.columns,
+        clearance: t.clearance,
     })
 }
 
@@ -520,5 +673,86 @@ mod tests {
         let bad_restitution = r#"{ "bodies": [ { "name": "r", "restitution": 2,
             "shape": { "icosphere": { "radius": 1, "subdivisions": 1 } } } ] }"#;
         assert!(err(bad_restitution).contains("restitution"));
+    }
+
+    #[test]
+    fn every_shipped_scene_loads_and_builds() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes");
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let built = Scene::load(&path)
+                    .and_then(|s| s.build())
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(built.world.bodies().len() >= 2, "{}", path.display());
+                names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+        names.sort();
+        for scene in [
+            "nut_and_bolt.json",
+            "nut_and_bolt_locked.json",
+            "ruina_wheels.json",
+        ] {
+            assert!(
+                names.iter().any(|n| n == scene),
+                "{scene} missing: {names:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn thread_and_wheel_shapes_are_checked() {
+        let build = |shape: &str| {
+            let text = format!(r#"{{ "bodies": [ {{ "name": "p", "shape": {shape} }} ] }}"#);
+            Scene::from_json(&text, Path::new("t.json"))
+                .and_then(|s| s.build())
+                .map(|b| b.solids[1].triangle_count())
+        };
+        let thread = r#"{ "major_diameter": 10, "pitch": 1.5, "columns": 16 }"#;
+        let n = build(&format!(
+            r#"{{ "nut": {{ "thread": {thread}, "height": 4.5 }} }}"#
+        ))
+        .unwrap();
+        assert!(n > 100, "{n}");
+        let b = build(&format!(
+            r#"{{ "bolt": {{ "thread": {thread}, "thread_length": 6 }} }}"#
+        ))
+        .unwrap();
+        assert!(b > n, "{b} {n}");
+        let w = build(
+            r#"{ "polygon_wheel": { "radius": 0.1, "sides": 6, "half_width": 0.03,
+                 "sagitta": -5e-4, "segments": 16 } }"#,
+        )
+        .unwrap();
+        assert_eq!(w, 4 * 6 * 16);
+        for bad in [
+            r#"{ "nut": { "thread": { "major_diameter": 10, "pitch": 1.5, "columns": 17 }, "height": 8 } }"#,
+            r#"{ "nut": { "thread": { "major_diameter": 10, "pitch": 1.5, "clearance": 1 }, "height": 8 } }"#,
+            r#"{ "nut": { "thread": { "major_diameter": 10, "pitch": -1 }, "height": 8 } }"#,
+            r#"{ "bolt": { "thread": { "major_diameter": 10, "pitch": 1.5 }, "thread_length": 1 } }"#,
+            r#"{ "polygon_wheel": { "radius": 0.1, "sides": 2, "half_width": 0.03, "sagitta": 0, "segments": 4 } }"#,
+        ] {
+            let e = build(bad).unwrap_err().to_string();
+            assert!(e.contains("'p'") && e.contains("shape."), "{bad}: {e}");
+        }
+        let e = Scene::from_json(
+            r#"{ "volume_spacing": -1, "bodies": [ { "name": "p", "shape": { "cuboid": { "half_extents": [1, 1, 1] } } } ] }"#,
+            Path::new("t.json"),
+        )
+        .and_then(|s| s.build())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("volume_spacing"), "{e}");
+        let e = Scene::from_json(
+            r#"{ "solver": { "linear_slp": 1 }, "bodies": [] }"#,
+            Path::new("t.json"),
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("linear_slp"), "{e}");
     }
 }

@@ -30,7 +30,15 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Solver parameters.
+///
+/// Lengths and speeds are in world units and the defaults suit metres. A scene in other units
+/// sets the two slops (keep them well below the smallest clearance between parts that must
+/// slide past each other) and the two speed thresholds itself: the nut-and-bolt demo, in
+/// millimetres with a 0.058 mm flank play, uses slops of 0.005 mm and thresholds of 200 and
+/// 10 mm/s. With the metre defaults there its volume slop (10⁻⁴ mm) let the flank contact vanish
+/// every other step and the nut chattered ±0.07 mm in the play.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SolverSettings {
     /// Gauss–Seidel sweeps over the velocity constraints.
     pub velocity_iterations: u32,
