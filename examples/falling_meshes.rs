@@ -1,11 +1,15 @@
 //! Falling meshes: boxes, geodesic spheres, tori and bumpy spheres dropped onto a static mesh
 //! slab, simulated by the Interfere plugins the way a game uses them (components on entities,
 //! messages out). Doubles as the plugin's step-time bench (`--bodies 200`) and shows the debug
-//! overlay (`--overlay`: the egui panel and the contact gizmos).
+//! overlay (`--overlay`: the egui panel and the contact gizmos; `--gizmos`: the gizmos alone;
+//! `--ray-samples`: the gizmos with the volume ray samples and their sampling density;
+//! `--overlay-hidden`: the panel and gizmo plugins present but off, to measure what they cost
+//! then).
 //!
 //! ```text
 //! cargo run --release --example falling_meshes -- [--bodies N] [--backend cpu|gpu|gpu-blocking]
-//!     [--overlay] [--headless --frames N --screenshot out.png --report out.json]
+//!     [--overlay | --overlay-hidden | --gizmos | --ray-samples]
+//!     [--headless --frames N --screenshot out.png --report out.json]
 //! ```
 //!
 //! The report gives per-step physics time (mean, median, 95th percentile, per stage), pair
@@ -153,6 +157,16 @@ fn enable_gizmos(mut store: ResMut<GizmoConfigStore>) {
     ext.world_boxes = true;
 }
 
+fn enable_sample_gizmos(mut store: ResMut<GizmoConfigStore>) {
+    let (config, ext) = store.config_mut::<InterfereGizmos>();
+    config.enabled = true;
+    config.depth_bias = -1.0;
+    ext.contacts = false;
+    ext.interfering_triangles = false;
+    ext.ray_samples = true;
+    ext.sample_density = true;
+}
+
 fn summary(v: &[f64]) -> serde_json::Value {
     if v.is_empty() {
         return serde_json::Value::Null;
@@ -171,7 +185,7 @@ fn summary(v: &[f64]) -> serde_json::Value {
 fn main() {
     let args = DemoArgs::parse(
         240,
-        " [--bodies N] [--backend cpu|gpu|gpu-blocking] [--overlay] [--gizmos]",
+        " [--bodies N] [--backend cpu|gpu|gpu-blocking] [--overlay] [--overlay-hidden] [--gizmos] [--ray-samples]",
     );
     let backend = match args.value("--backend").unwrap_or("cpu") {
         "cpu" => Backend::Cpu,
@@ -197,8 +211,14 @@ fn main() {
                 selected: None,
             })
             .add_systems(Startup, enable_gizmos);
+    } else if args.flag("--overlay-hidden") {
+        // The panel and the gizmo group present but off, as a game ships them: measures what
+        // the overlay costs when it is not shown.
+        app.add_plugins(InterfereOverlayPlugin);
     } else if args.flag("--gizmos") {
         app.add_systems(Startup, enable_gizmos);
+    } else if args.flag("--ray-samples") {
+        app.add_systems(Startup, enable_sample_gizmos);
     }
     support::run(app, &args, |world| {
         let mut lowest = f32::INFINITY;

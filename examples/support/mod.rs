@@ -204,9 +204,12 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
     app.finish();
     app.cleanup();
     let started = std::time::Instant::now();
+    let mut frame_ms = Vec::with_capacity(args.frames as usize);
     for _ in 0..args.frames {
+        let frame = std::time::Instant::now();
         app.update();
         wait_for_gpu(&mut app);
+        frame_ms.push(frame.elapsed().as_secs_f64() * 1e3);
     }
     let simulated_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut screenshot_written = None;
@@ -217,6 +220,7 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
     if let serde_json::Value::Object(map) = &mut value {
         map.insert("frames".into(), args.frames.into());
         map.insert("wall_ms".into(), simulated_ms.into());
+        map.insert("frame".into(), frame_summary(&mut frame_ms));
         if let Some(path) = &args.screenshot {
             map.insert("screenshot".into(), path.display().to_string().into());
             map.insert(
@@ -252,6 +256,24 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
         eprintln!("the screenshot could not be captured");
         std::process::exit(1);
     }
+}
+
+/// Mean, median, 95th percentile and maximum of the frame times (one `App::update` and the
+/// wait for the GPU queue each), the first tenth left out as warm-up (pipeline compilation).
+fn frame_summary(ms: &mut [f64]) -> serde_json::Value {
+    let skip = ms.len() / 10;
+    let s = &mut ms[skip..];
+    if s.is_empty() {
+        return serde_json::Value::Null;
+    }
+    s.sort_by(f64::total_cmp);
+    serde_json::json!({
+        "warm_up_frames_left_out": skip,
+        "mean_ms": s.iter().sum::<f64>() / s.len() as f64,
+        "median_ms": s[s.len() / 2],
+        "p95_ms": s[(s.len() * 95 / 100).min(s.len() - 1)],
+        "max_ms": s[s.len() - 1],
+    })
 }
 
 fn wait_for_gpu(app: &mut App) {

@@ -1,14 +1,27 @@
 //! The debug drawing: a [`GizmoConfigGroup`] whose switches draw contact points and normals,
 //! interfering triangles, world boxes, one level of each collider's balanced AABB tree
-//! (Greß–Zachmann 2004 §3, the hierarchy the volume rays and the GPU traversal use), and the
-//! volume-gradient arrows of Wang–Faure–Pai 2012 §2.2.
+//! (Greß–Zachmann 2004 §3, the hierarchy the volume rays and the GPU traversal use), the
+//! volume-gradient arrows of Wang–Faure–Pai 2012 §2.2, the volume ray samples (the parts of
+//! each line where both solids overlap, Eq. 1) and their sampling density (the pixel or EBPI
+//! tile each ray stands for, §3–5).
+//!
+//! The ray samples are not kept by the stepper (a step casts up to hundreds of thousands of
+//! rays and needs only their sums): while their switches are on, the drawing system casts the
+//! volume query of the first [`InterfereGizmos::sampled_pairs`] interfering pairs again, on the
+//! CPU, with the plugin's current [`PhysicsSettings`] (uniform spacing or adaptive budget), at
+//! the poses of the last step, so it draws the rays the volume stage used (with a GPU volume
+//! backend, those of its CPU twin). That costs about one volume stage for those pairs per
+//! frame, and only then.
 //!
 //! Every drawing system runs only while the group is enabled, so the overlay costs nothing
 //! when it is off.
 
-use crate::stepper::PhysicsWorld;
+use crate::settings::PhysicsSettings;
+use crate::stepper::{PhysicsWorld, volume_query};
 use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
+use interfere_geometry::VolumeResult;
+use interfere_geometry::glam::DVec3;
 
 /// Switches for the debug drawing (enable the group with
 /// `GizmoConfigStore::config_mut::<InterfereGizmos>().0.enabled`).
@@ -26,6 +39,17 @@ pub struct InterfereGizmos {
     pub tree_level: Option<usize>,
     /// Volume gradient arrows (`−∂V/∂x_b` at the contact point).
     pub volume_gradients: bool,
+    /// The volume ray samples: each part of a sampling line inside both solids of an
+    /// interfering pair, coloured by axis (x red, y green, z blue). Recast for drawing; see
+    /// the module docs for the cost.
+    pub ray_samples: bool,
+    /// The sampling density: at the entry of each sampled segment, a square the size of the
+    /// pixel (uniform) or EBPI tile (adaptive) that ray stands for, across its axis, from
+    /// yellow (the finest in view) to blue (the coarsest). Recast like `ray_samples`.
+    pub sample_density: bool,
+    /// At most this many interfering pairs (in pair order) are recast for `ray_samples` and
+    /// `sample_density` per frame.
+    pub sampled_pairs: usize,
 }
 
 impl Default for InterfereGizmos {
@@ -37,6 +61,9 @@ impl Default for InterfereGizmos {
             world_boxes: false,
             tree_level: None,
             volume_gradients: false,
+            ray_samples: false,
+            sample_density: false,
+            sampled_pairs: 8,
         }
     }
 }
@@ -77,9 +104,128 @@ const BOX: Color = Color::srgb(0.3, 0.8, 0.3);
 const BOX_HIT: Color = Color::srgb(1.0, 0.25, 0.25);
 const TREE: Color = Color::srgb(0.3, 0.6, 1.0);
 const GRADIENT: Color = Color::srgb(0.9, 0.3, 0.9);
+const AXES: [Color; 3] = [
+    Color::srgb(1.0, 0.3, 0.3),
+    Color::srgb(0.3, 1.0, 0.3),
+    Color::srgb(0.35, 0.5, 1.0),
+];
+const FINE: Color = Color::srgb(1.0, 0.9, 0.2);
+const COARSE: Color = Color::srgb(0.2, 0.4, 1.0);
 
-fn draw_debug(pw: Res<PhysicsWorld>, mut gizmos: Gizmos<InterfereGizmos>) {
+/// One sampled part of a volume ray: where the line lies inside both solids of a pair
+/// (an interval of Wang–Faure–Pai 2012 Eq. 1), with the sampling cell it stands for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RaySegment {
+    /// Entry into the intersection, in A's frame.
+    pub start: DVec3,
+    /// Exit from the intersection, in A's frame.
+    pub end: DVec3,
+    /// The sampling axis (0, 1, 2 for x, y, z).
+    pub axis: u8,
+    /// Area of the pixel or EBPI tile the ray stands for (across its axis), so that
+    /// `Σ length · cell_area` over one axis's segments is that axis's volume estimate.
+    pub cell_area: f64,
+}
+
+/// The sampled segments of a volume result, from its interval endpoints
+/// ([`VolumeResult::points`], filled when points are collected): consecutive entry and exit
+/// points on the same line. A point that has no partner on its line (only possible for an
+/// open mesh) is skipped.
+pub fn ray_segments(result: &VolumeResult) -> Vec<RaySegment> {
+    let pts = &result.points;
+    let mut out = Vec::with_capacity(pts.len() / 2);
+    let mut i = 0;
+    while i + 1 < pts.len() {
+        let (p, q) = (&pts[i], &pts[i + 1]);
+        let k = p.axis as usize;
+        let same_line = p.axis == q.axis
+            && k < 3
+            && (0..3).all(|j| j == k || p.point[j] == q.point[j])
+            && q.point[k] >= p.point[k];
+        if !same_line {
+            i += 1;
+            continue;
+        }
+        out.push(RaySegment {
+            start: p.point,
+            end: q.point,
+            axis: p.axis,
+            cell_area: p.area * p.normal[k].abs(),
+        });
+        i += 2;
+    }
+    out
+}
+
+/// The recast samples of the first `sampled_pairs` interfering pairs, in world space.
+fn draw_samples(
+    pw: &PhysicsWorld,
+    settings: &PhysicsSettings,
+    cfg: &InterfereGizmos,
+    gizmos: &mut Gizmos<InterfereGizmos>,
+) {
+    let mut drawn: Vec<(interfere_geometry::DPose, Vec<RaySegment>)> = Vec::new();
+    for pair in pw.interfering.iter().take(cfg.sampled_pairs) {
+        let Some((Ok(result), pa)) = volume_query(pw, settings, pair) else {
+            continue;
+        };
+        drawn.push((pa, ray_segments(&result)));
+    }
+    let sides = drawn
+        .iter()
+        .flat_map(|(_, s)| s.iter().map(|s| s.cell_area.sqrt()))
+        .filter(|s| *s > 0.0);
+    let (lo, hi) = sides.fold((f64::INFINITY, 0.0f64), |(lo, hi), s| {
+        (lo.min(s), hi.max(s))
+    });
+    for (pa, segments) in &drawn {
+        let world = |p: DVec3| pa.transform_dpoint(p).as_vec3();
+        for s in segments {
+            let k = s.axis as usize;
+            if cfg.ray_samples {
+                gizmos.line(world(s.start), world(s.end), AXES[k]);
+            }
+            if cfg.sample_density {
+                let side = s.cell_area.sqrt();
+                let t = if hi > lo {
+                    ((side / lo).ln() / (hi / lo).ln()) as f32
+                } else {
+                    0.0
+                };
+                let colour = FINE.mix(&COARSE, t.clamp(0.0, 1.0));
+                let (u, v) = ((k + 1) % 3, (k + 2) % 3);
+                let half = 0.5 * side;
+                let corner = |du: f64, dv: f64| {
+                    let mut p = s.start;
+                    p[u] += du * half;
+                    p[v] += dv * half;
+                    world(p)
+                };
+                gizmos.lineloop(
+                    [
+                        corner(-1.0, -1.0),
+                        corner(1.0, -1.0),
+                        corner(1.0, 1.0),
+                        corner(-1.0, 1.0),
+                    ],
+                    colour,
+                );
+            }
+        }
+    }
+}
+
+fn draw_debug(
+    pw: Res<PhysicsWorld>,
+    settings: Option<Res<PhysicsSettings>>,
+    mut gizmos: Gizmos<InterfereGizmos>,
+) {
     let cfg = gizmos.config_ext.clone();
+    if (cfg.ray_samples || cfg.sample_density)
+        && let Some(settings) = &settings
+    {
+        draw_samples(&pw, settings, &cfg, &mut gizmos);
+    }
     if cfg.contacts || cfg.volume_gradients {
         for c in &pw.contacts {
             let k = &c.contact;
@@ -161,5 +307,128 @@ fn draw_debug(pw: Res<PhysicsWorld>, mut gizmos: Gizmos<InterfereGizmos>) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interfere_geometry::glam::{Quat, Vec3};
+    use interfere_geometry::shapes::{cuboid, icosphere, torus};
+    use interfere_geometry::{
+        AdaptiveOptions, Pose, Sampling, Tolerance, UniformOptions, adaptive_volume, uniform_volume,
+    };
+
+    /// `Σ length · cell_area` per axis must give back the result's own axis volumes: the
+    /// segments are exactly the intervals the estimate integrated.
+    fn assert_segments_integrate(r: &VolumeResult) -> usize {
+        let segments = ray_segments(r);
+        assert_eq!(segments.len() * 2, r.points.len(), "every endpoint paired");
+        for k in 0..3 {
+            let sum: f64 = segments
+                .iter()
+                .filter(|s| s.axis as usize == k)
+                .map(|s| {
+                    let d = s.end - s.start;
+                    assert!(d[k] >= 0.0);
+                    assert_eq!(d[(k + 1) % 3], 0.0, "segment along its axis");
+                    assert_eq!(d[(k + 2) % 3], 0.0, "segment along its axis");
+                    d[k] * s.cell_area
+                })
+                .sum();
+            let want = r.axis_volumes[k];
+            assert!(
+                (sum - want).abs() <= 1e-9 * want.abs().max(1e-12),
+                "axis {k}: segments integrate to {sum}, estimate {want}"
+            );
+        }
+        segments.len()
+    }
+
+    fn poses() -> Vec<Pose> {
+        (0..12)
+            .map(|i| {
+                let f = i as f32;
+                let axis = Vec3::new((f * 1.3).sin(), (f * 0.7).cos(), 0.5 + 0.1 * f).normalize();
+                Pose::new(
+                    Quat::from_axis_angle(axis, 0.37 * f),
+                    Vec3::new(
+                        0.3 * (f * 0.9).cos(),
+                        0.25 * (f * 1.7).sin(),
+                        0.1 * (f - 6.0) / 6.0,
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn uniform_segments_integrate_to_the_estimate() {
+        let a = torus(0.5, 0.2, 24, 12);
+        let b = icosphere(0.4, 2);
+        let mut overlapping = 0;
+        for pose in poses() {
+            for sampling in [Sampling::Resolution(16), Sampling::Spacing(0.05)] {
+                let opts = UniformOptions {
+                    sampling,
+                    ..Default::default()
+                };
+                let r = uniform_volume(&a, &b, &pose.to_f64(), &opts).expect("query");
+                if assert_segments_integrate(&r) > 0 {
+                    overlapping += 1;
+                }
+            }
+        }
+        assert!(overlapping >= 12, "only {overlapping} overlapping cases");
+    }
+
+    #[test]
+    fn adaptive_segments_integrate_to_the_estimate() {
+        let a = torus(0.5, 0.2, 24, 12);
+        let b = icosphere(0.4, 2);
+        let mut sides = Vec::new();
+        for pose in poses().into_iter().take(6) {
+            let opts = AdaptiveOptions {
+                tolerance: Tolerance::Relative(0.02),
+                finest_resolution: 32,
+                ..Default::default()
+            };
+            let r = adaptive_volume(&a, &b, &pose.to_f64(), &opts).expect("query");
+            assert_segments_integrate(&r.result);
+            sides.extend(ray_segments(&r.result).iter().map(|s| s.cell_area));
+        }
+        let (lo, hi) = sides
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), &s| (l.min(s), h.max(s)));
+        assert!(hi > lo, "adaptive tiles of one size only ({lo})");
+    }
+
+    #[test]
+    fn boxes_give_analytic_segments_and_touching_boxes_none() {
+        let a = cuboid(Vec3::splat(0.5));
+        let b = cuboid(Vec3::new(0.25, 0.5, 0.5));
+        let opts = UniformOptions {
+            sampling: Sampling::Spacing(0.1),
+            ..Default::default()
+        };
+        // B overlaps A's +x half by 0.2 in x: every segment along x is 0.2 long.
+        let overlap = Pose::from_translation(Vec3::new(0.55, 0.0, 0.0)).to_f64();
+        let r = uniform_volume(&a, &b, &overlap, &opts).expect("query");
+        assert_segments_integrate(&r);
+        let segments = ray_segments(&r);
+        for s in segments.iter().filter(|s| s.axis == 0) {
+            assert!((s.end.x - s.start.x - 0.2).abs() < 1e-6, "{s:?}");
+            assert!((s.cell_area - 0.01).abs() < 1e-12);
+        }
+        assert!((r.volume - 0.2).abs() < 1e-6, "volume {}", r.volume);
+        // Nested: B inside A; every segment is B's own chord.
+        let nested = Pose::from_translation(Vec3::new(0.1, 0.0, 0.0)).to_f64();
+        let small = cuboid(Vec3::splat(0.2));
+        let r = uniform_volume(&a, &small, &nested, &opts).expect("query");
+        assert!(assert_segments_integrate(&r) > 0);
+        // Touching faces: no interval, nothing drawn.
+        let touching = Pose::from_translation(Vec3::new(0.75, 0.0, 0.0)).to_f64();
+        let r = uniform_volume(&a, &b, &touching, &opts).expect("query");
+        assert!(ray_segments(&r).is_empty());
     }
 }

@@ -118,6 +118,15 @@ fn panel(
                 ui.checkbox(&mut ext.interfering_triangles, "interfering triangles");
                 ui.checkbox(&mut ext.world_boxes, "world boxes");
                 ui.checkbox(&mut ext.volume_gradients, "volume gradients");
+                ui.horizontal(|ui| {
+                    ui.checkbox(&mut ext.ray_samples, "ray samples");
+                    ui.checkbox(&mut ext.sample_density, "sampling density");
+                });
+                ui.add(
+                    egui::DragValue::new(&mut ext.sampled_pairs)
+                        .range(0..=256)
+                        .prefix("recast pairs: "),
+                );
                 let mut show_tree = ext.tree_level.is_some();
                 let mut level = ext.tree_level.unwrap_or(0) as u32;
                 ui.horizontal(|ui| {

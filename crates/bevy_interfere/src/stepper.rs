@@ -619,7 +619,7 @@ pub(crate) fn volume_setup(
 
 /// The uniform volume of one interfering pair at the current poses (with surface points), on
 /// the CPU.
-fn volume_query(
+pub(crate) fn volume_query(
     pw: &PhysicsWorld,
     settings: &PhysicsSettings,
     p: &InterferingPair,
