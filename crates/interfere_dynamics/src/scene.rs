@@ -580,7 +580,7 @@ fn thread_spec(body: &BodySpec, t: &ThreadShape) -> Result<ThreadSpec, SceneErro
         && t.major_diameter > 2.0 * t.pitch
         && t.clearance >= 0.0
         && t.clearance < t.pitch / 8.0
-        && t.columns % 16 == 0
+        && t.columns.is_multiple_of(16)
         && (16..=1024).contains(&t.columns);
     if !fine {
         return Err(SceneError::Invalid {
