@@ -7,6 +7,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::f64::consts::FRAC_PI_2;
 
+#[path = "scenes/adaptive_contacts.rs"]
+mod adaptive_contacts;
+
 const G: f64 = 9.81;
 
 fn world(dt: f64, substeps: u32, gravity: DVec3) -> World {
