@@ -18,8 +18,9 @@ use crate::settings::{Backend, PhysicsSettings, PhysicsStats, SleepSettings};
 use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use interfere_dynamics::{
-    BodyKind, ContactSource, Contacts, MassProperties, Material, RigidBody as DynBody,
-    VolumeContact, World, WorldSettings, split_mesh_volume,
+    BodyKind, ContactSampling, ContactSource, Contacts, MassProperties, Material,
+    RigidBody as DynBody, VolumeContact, World, WorldSettings, split_adaptive_volume,
+    split_mesh_volume,
 };
 use interfere_geometry::glam::{DQuat, DVec3};
 use interfere_geometry::{
@@ -626,6 +627,20 @@ fn volume_query(
 ) -> Option<VolumeQuery> {
     let (opts, pa, b_to_a) = volume_setup(pw, settings, p)?;
     let (sa, sb) = (pw.slots[p.a].shape.as_ref()?, pw.slots[p.b].shape.as_ref()?);
+    if let ContactSampling::Adaptive(adaptive) = settings.volume_sampling {
+        let result = adaptive
+            .sample(
+                &sa.solid,
+                sa.collider.balanced_tree().clone(),
+                &sb.solid,
+                sb.collider.balanced_tree().clone(),
+                &b_to_a,
+                settings.max_rays_per_pair,
+            )
+            .map(|(r, _)| r)
+            .map_err(|e| e.to_string());
+        return Some((result, pa));
+    }
     let result = UniformVolume::with_trees(
         &sa.solid,
         sa.collider.balanced_tree().clone(),
@@ -691,7 +706,9 @@ pub(crate) fn volume_contacts(
     // contacts and messages serially in pair order (so the result does not depend on the
     // thread count).
     let on_gpu = match (&gpu, *backend) {
-        (Some(gpu), Backend::Gpu | Backend::GpuBlocking) if settings.gpu_volume => {
+        (Some(gpu), Backend::Gpu | Backend::GpuBlocking)
+            if settings.gpu_volume && settings.volume_sampling == ContactSampling::Uniform =>
+        {
             crate::gpu_backend::gpu_volume_queries(gpu, pw, &settings)
         }
         _ => None,
@@ -722,7 +739,11 @@ pub(crate) fn volume_contacts(
         };
         rays += r.ray_count;
         let mut points = Vec::new();
-        if let Some((volume, linear, angular, centroid, parts)) = split_mesh_volume(&r, &pa) {
+        let split = match settings.volume_sampling {
+            ContactSampling::Uniform => split_mesh_volume(&r, &pa),
+            ContactSampling::Adaptive(_) => split_adaptive_volume(&r, &pa),
+        };
+        if let Some((volume, linear, angular, centroid, parts)) = split {
             let (ba, bb) = (&pw.world.bodies()[p.a], &pw.world.bodies()[p.b]);
             let a0 = (ba.position, ba.orientation);
             let b0 = (bb.position, bb.orientation);
