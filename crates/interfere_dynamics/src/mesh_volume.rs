@@ -38,7 +38,10 @@
 //!    small feature (an edge, a bump) inside a large contact gets rays that a uniform lattice
 //!    of the same budget misses. Each endpoint then stands for its own tile, of area
 //!    `w = SurfacePoint::area · |n_k|` instead of one pixel area per axis
-//!    ([`split_adaptive_volume`]); the rest of the split is the same. The cost per pair is
+//!    ([`split_adaptive_volume`]); two endpoints on B of one ray with opposite normals (a
+//!    chord of B inside A) cancel, and each remaining endpoint is spread over its tile as four
+//!    quarter points before the quadrant split (same total and moment); the rest of the split
+//!    is the same. The cost per pair is
 //!    bounded by [`AdaptiveSampling::ray_budget`]: the tolerance is loosened until the tiling
 //!    fits, so the budget is spent where the EBPI error bounds are largest. The tiles follow the
 //!    overlap box (not a lattice fixed in A), so adaptive contacts are less smooth under motion
@@ -284,46 +287,117 @@ pub fn split_mesh_volume(
     result: &VolumeResult,
     a_pose: &DPose,
 ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
-    split_weighted(result, a_pose, |p| {
-        result.pixel_area[(p.axis as usize).min(2)]
-    })
+    let ends: Vec<(DVec3, DVec3)> = result
+        .points
+        .iter()
+        .filter(|p| p.on_b)
+        .map(|p| {
+            let k = (p.axis as usize).min(2);
+            (p.point, axis_gradient(p, result.pixel_area[k]))
+        })
+        .collect();
+    split_weighted(result, a_pose, &ends)
 }
 
 /// [`split_mesh_volume`] for a result with a different area per point (adaptive sampling, where
 /// every ray stands for its own tile): the weight of a point is its tile area
 /// `SurfacePoint::area · |n_k|` (`area` is the tile area over `|n_k|`).
+///
+/// Endpoints on B of the same ray with opposite normals (a chord of B that lies inside A, such
+/// as a ray through both side faces of a box sunk into a slab) are cancelled in pairs first:
+/// their gradients are equal and opposite along one line, so they add nothing to `∂V/∂x_b` or
+/// `∂V/∂θ_b`, but split into different parts they would make two opposed one-sided contacts
+/// that brake any sliding along the ray. With a uniform lattice this needs a line inside the
+/// (thin) overlap layer, which a coarse lattice does not have; an adaptive tiling always casts
+/// at least one ray per view there.
 pub fn split_adaptive_volume(
     result: &VolumeResult,
     a_pose: &DPose,
 ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
-    split_weighted(result, a_pose, |p| {
-        let k = (p.axis as usize).min(2);
-        p.area * p.normal[k].abs()
-    })
+    let mut ends: Vec<(DVec3, DVec3)> = Vec::new();
+    // Endpoints of one ray are consecutive in `points` (one tile's ends): same axis, same line.
+    let mut start = 0;
+    while start < result.points.len() {
+        let first = &result.points[start];
+        let k = (first.axis as usize).min(2);
+        let same_line = |p: &SurfacePoint| {
+            p.axis == first.axis
+                && p.point[(k + 1) % 3] == first.point[(k + 1) % 3]
+                && p.point[(k + 2) % 3] == first.point[(k + 2) % 3]
+        };
+        let end = start
+            + result.points[start..]
+                .iter()
+                .take_while(|p| same_line(p))
+                .count();
+        // Match opposite B endpoints like brackets along the ray (one tile: equal weights up to
+        // rounding); keep the unmatched ones.
+        let mut open: Vec<(DVec3, DVec3)> = Vec::new();
+        for p in result.points[start..end].iter().filter(|p| p.on_b) {
+            let g = axis_gradient(p, p.area * p.normal[k].abs());
+            match open.last() {
+                Some(&(_, h)) if h[k] * g[k] < 0.0 => {
+                    open.pop();
+                }
+                _ => open.push((p.point, g)),
+            }
+        }
+        // Each remaining endpoint stands for its whole tile: spread it over a square of the
+        // tile's area (the tile's own aspect is not kept in the point) as four quarter points
+        // at the sub-square centres. The total and the moment about any point are unchanged
+        // (the four points are symmetric about the tile centre), but a tile that covers several
+        // quadrants now supports each of them.
+        for (x, g) in open {
+            let half = 0.25 * g[k].abs().sqrt();
+            let (u, v) = ((k + 1) % 3, (k + 2) % 3);
+            for (su, sv) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
+                let mut y = x;
+                y[u] += su * half;
+                y[v] += sv * half;
+                ends.push((y, 0.25 * g));
+            }
+        }
+        start = end;
+    }
+    if ends.is_empty() {
+        // Every endpoint on B cancelled (B nested in A: no gradient): the plain split, as for
+        // a uniform result.
+        ends = result
+            .points
+            .iter()
+            .filter(|p| p.on_b)
+            .map(|p| {
+                let k = (p.axis as usize).min(2);
+                (p.point, axis_gradient(p, p.area * p.normal[k].abs()))
+            })
+            .collect();
+    }
+    split_weighted(result, a_pose, &ends)
 }
 
-/// The split with the pixel (tile) area of each point given by `pixel`.
+/// `∂V/∂p` of one endpoint standing for a pixel (tile) of area `w`: `±w` along its ray's axis,
+/// the sign of its normal's component.
+fn axis_gradient(p: &SurfacePoint, w: f64) -> DVec3 {
+    let k = (p.axis as usize).min(2);
+    let mut g = DVec3::ZERO;
+    g[k] = if p.normal[k] >= 0.0 { w } else { -w };
+    g
+}
+
+/// The split of the endpoints on B, each given as (point, `∂V/∂p`) in A's frame.
 fn split_weighted(
     result: &VolumeResult,
     a_pose: &DPose,
-    pixel: impl Fn(&SurfacePoint) -> f64,
+    ends: &[(DVec3, DVec3)],
 ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
-    let grad = |p: &SurfacePoint| {
-        let k = (p.axis as usize).min(2);
-        let w = pixel(p);
-        let mut g = DVec3::ZERO;
-        g[k] = if p.normal[k] >= 0.0 { w } else { -w };
-        g
-    };
     let mut total = DVec3::ZERO;
     let mut wsum = 0.0;
     let mut wc = DVec3::ZERO;
-    for p in result.points.iter().filter(|p| p.on_b) {
-        let g = grad(p);
+    for &(x, g) in ends {
         total += g;
         let w = g.length();
         wsum += w;
-        wc += p.point * w;
+        wc += x * w;
     }
     if !(wsum > 0.0 && wc.is_finite()) {
         return None;
@@ -347,9 +421,8 @@ fn split_weighted(
     let mut pw = [0.0; 4];
     let mut pc = [DVec3::ZERO; 4];
     let mut ang_total = DVec3::ZERO;
-    for p in result.points.iter().filter(|p| p.on_b) {
-        let g = grad(p);
-        let d = p.point - c;
+    for &(x, g) in ends {
+        let d = x - c;
         let q = match (t1.dot(d) >= 0.0, t2.dot(d) >= 0.0) {
             (true, true) => 0,
             (false, true) => 1,
@@ -362,7 +435,7 @@ fn split_weighted(
         ang_total += m;
         let w = g.length();
         pw[q] += w;
-        pc[q] += p.point * w;
+        pc[q] += x * w;
     }
     let norm_sum: f64 = lin.iter().map(|g| g.length()).sum();
     let r = a_pose.rotation;
