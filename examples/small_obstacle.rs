@@ -24,9 +24,20 @@
 //! drift, the largest turn of its velocity from the launch direction (degrees), its final
 //! forward speed, whether its centre passed the bump, and the rays per step. `adaptive_deflected`
 //! holds when the adaptive cube rose by at least 0.5 mm (a quarter of the bump), or turned by at
-//! least 5°, or kept less than 80 % of its forward speed; `uniform_passed_through` when the
-//! uniform cube rose by less than 0.1 mm, kept its forward speed within 2 % and its centre passed
-//! the bump.
+//! least 5°, or kept less than 80 % of its forward speed, and it is still on the slab at the end
+//! (centre above the slab top, within 5 cm of its lane: a cube thrown off the slab was not
+//! deflected by the bump but by a blown-up contact); `uniform_passed_through` when the uniform
+//! cube rose by less than 0.1 mm, kept its forward speed within 2 % and its centre passed the
+//! bump.
+//!
+//! **Known problem (WIP).** In the plugin the pairs come as (cube, static body), so the adaptive
+//! views are the pitched cube's axes: when the cube tips over the bump, the EBPI plan sees no
+//! mesh edge inside the cube–slab overlap box (the slab's face crosses the cube, its edges are
+//! far away), the 512-ray budget loosens the tolerance to coarse tiles that miss the thin wedge,
+//! and the x view overestimates the volume about 1000-fold with a tiny gradient (a one-sided
+//! "depth" of 0.9 m), which throws the cube off the slab. With the static body as A (the
+//! `interfere_dynamics` test `cube_slides_over_slab_and_hits_tiny_bump`) the same scene behaves:
+//! the cube pitches 4°, its centre rises 6.5 mm and it rebounds at −0.21 m/s.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -347,14 +358,19 @@ fn main() {
         let num = |m: &serde_json::Map<String, serde_json::Value>, k: &str, f: &str| {
             m.get(k).and_then(|c| c[f].as_f64())
         };
-        if let (Some(rise), Some(turn), Some(frac)) = (
+        if let (Some(rise), Some(turn), Some(frac), Some(drift), Some(y)) = (
             num(&out, "adaptive", "max_rise_m"),
             num(&out, "adaptive", "max_velocity_turn_deg"),
             num(&out, "adaptive", "final_speed_fraction"),
+            num(&out, "adaptive", "max_sideways_drift_m"),
+            out.get("adaptive")
+                .and_then(|c| c["final_centre"][1].as_f64()),
         ) {
+            let on_slab = y > 0.0 && drift < 0.05;
+            out.insert("adaptive_on_slab".into(), on_slab.into());
             out.insert(
                 "adaptive_deflected".into(),
-                (rise >= 5e-4 || turn >= 5.0 || frac < 0.8).into(),
+                ((rise >= 5e-4 || turn >= 5.0 || frac < 0.8) && on_slab).into(),
             );
         }
         if let (Some(rise), Some(frac), Some(passed)) = (
@@ -370,7 +386,7 @@ fn main() {
         out.insert(
             "thresholds".into(),
             serde_json::json!({
-                "adaptive_deflected": "max_rise_m >= 5e-4 or max_velocity_turn_deg >= 5 or final_speed_fraction < 0.8",
+                "adaptive_deflected": "(max_rise_m >= 5e-4 or max_velocity_turn_deg >= 5 or final_speed_fraction < 0.8) and final_centre.y > 0 and max_sideways_drift_m < 0.05",
                 "uniform_passed_through": "max_rise_m < 1e-4 and |final_speed_fraction - 1| < 0.02 and passed_bump",
             }),
         );
@@ -378,7 +394,10 @@ fn main() {
         out.insert("backend".into(), backend.name().into());
         out.insert("adaptive_ray_budget_per_pair".into(), budget.into());
         out.insert("uniform_spacing_m".into(), spacing.into());
-        out.insert("bump_size_m".into(), serde_json::json!([2.0 * BUMP.x, 2.0 * BUMP.y, 2.0 * BUMP.z]));
+        out.insert(
+            "bump_size_m".into(),
+            serde_json::json!([2.0 * BUMP.x, 2.0 * BUMP.y, 2.0 * BUMP.z]),
+        );
         out.insert("cube_size_m".into(), (2.0 * HALF).into());
         out.insert("launch_speed_m_per_s".into(), speed.into());
         out.insert("simulated_s".into(), time.into());
