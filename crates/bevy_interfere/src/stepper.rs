@@ -592,7 +592,8 @@ pub(crate) fn collision_messages(
     }
 }
 
-/// A pair's volume result (or why it failed) and A's pose.
+/// A pair's volume result (or why it failed) and the pose of the frame it is in (A's, or B's for
+/// an adaptive query sampled in B's frame).
 pub(crate) type VolumeQuery = (Result<interfere_geometry::VolumeResult, String>, DPose);
 
 /// The sampling options, A's pose and B's pose in A's frame for one pair; `None` when a body
@@ -628,18 +629,20 @@ fn volume_query(
     let (opts, pa, b_to_a) = volume_setup(pw, settings, p)?;
     let (sa, sb) = (pw.slots[p.a].shape.as_ref()?, pw.slots[p.b].shape.as_ref()?);
     if let ContactSampling::Adaptive(adaptive) = settings.volume_sampling {
-        let result = adaptive
-            .sample(
-                &sa.solid,
-                sa.collider.balanced_tree().clone(),
-                &sb.solid,
-                sb.collider.balanced_tree().clone(),
-                &b_to_a,
-                settings.max_rays_per_pair,
-            )
-            .map(|(r, _)| r)
-            .map_err(|e| e.to_string());
-        return Some((result, pa));
+        // Sampled in the frame of the body with the tighter overlap box; a result in B's frame
+        // is split with B's pose (see `interfere_dynamics::AdaptiveSample`).
+        return match adaptive.sample_pair(
+            &sa.solid,
+            sa.collider.balanced_tree().clone(),
+            &sb.solid,
+            sb.collider.balanced_tree().clone(),
+            &b_to_a,
+            settings.max_rays_per_pair,
+        ) {
+            Ok(s) if s.in_b_frame => Some((Ok(s.result), pw.pose(p.b))),
+            Ok(s) => Some((Ok(s.result), pa)),
+            Err(e) => Some((Err(e.to_string()), pa)),
+        };
     }
     let result = UniformVolume::with_trees(
         &sa.solid,

@@ -118,6 +118,101 @@ impl AdaptiveSampling {
         let tol = self.tolerance.absolute(a.volume(), b.volume())?;
         adaptive_within_budget(&av, b_to_a, self, self.ray_budget.min(max_rays), tol)
     }
+
+    /// [`Self::sample`] in the frame of whichever body of the pair gives the smaller overlap
+    /// box ([`overlap_box_volume`]; A on a tie), see [`AdaptiveSample`]. The EBPI views, the
+    /// tiles and the depth of every tile are those of the overlap box of the frame the query
+    /// runs in, so the frame with the tighter box bounds every tile's volume error more tightly
+    /// at the same budget. A small box tipped on a large slab is the case this is for: in the
+    /// box's frame the slab's bounding box is tipped and fills the whole box, a loosened tiling
+    /// has tiles as tall as the box, and one ray along the thin contact wedge then counts the
+    /// full tile area (a volume estimate orders of magnitude too large); in the slab's frame
+    /// the overlap box is the thin wedge itself.
+    pub fn sample_pair(
+        &self,
+        a: &Solid,
+        tree_a: BalancedTree,
+        b: &Solid,
+        tree_b: BalancedTree,
+        b_to_a: &DPose,
+        max_rays: u64,
+    ) -> Result<AdaptiveSample, VolumeError> {
+        let a_to_b = b_to_a.inverse();
+        if overlap_box_volume(b, a, &a_to_b) < overlap_box_volume(a, b, b_to_a) {
+            let (r, loosened) = self.sample(b, tree_b, a, tree_a, &a_to_b, max_rays)?;
+            Ok(AdaptiveSample {
+                result: swap_roles(r),
+                loosened,
+                in_b_frame: true,
+            })
+        } else {
+            let (result, loosened) = self.sample(a, tree_a, b, tree_b, b_to_a, max_rays)?;
+            Ok(AdaptiveSample {
+                result,
+                loosened,
+                in_b_frame: false,
+            })
+        }
+    }
+}
+
+/// One pair's adaptive query from [`AdaptiveSampling::sample_pair`].
+///
+/// With `in_b_frame` the query ran with the roles swapped (B's mesh as the reference) and was
+/// mapped back to the pair's A/B convention: everything in `result` is in **B's** frame
+/// (points, normals, vertex gradients; `force` and `torque` are `−∂V/∂(translation of B)` and
+/// `−∂V/∂(rotation of B about B's origin)`), `gradient_a`/`gradient_b` are A's and B's, and
+/// `SurfacePoint::on_b` marks the points on B. So [`split_adaptive_volume`] of it with **B's**
+/// pose gives `∂V/∂x_b` in world space, as it does for an unswapped result with A's pose.
+#[derive(Clone, Debug)]
+pub struct AdaptiveSample {
+    /// The volume result (in B's frame when `in_b_frame`).
+    pub result: VolumeResult,
+    /// Whether the tolerance was loosened to fit the ray budget.
+    pub loosened: bool,
+    /// Whether the query ran in B's frame.
+    pub in_b_frame: bool,
+}
+
+/// Volume of the overlap box of `a` and `b` (placed in A's frame by `b_to_a`) as a query in A's
+/// frame sees it: `a`'s bounding box intersected with the axis-aligned box (in A's frame) of the
+/// eight placed corners of `b`'s bounding box. Zero when they do not overlap; infinite on a
+/// non-finite pose.
+pub fn overlap_box_volume(a: &Solid, b: &Solid, b_to_a: &DPose) -> f64 {
+    let (ba, bb) = (a.aabb(), b.aabb());
+    let (blo, bhi) = (bb.min.as_dvec3(), bb.max.as_dvec3());
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for i in 0..8 {
+        let c = DVec3::new(
+            if i & 1 == 0 { blo.x } else { bhi.x },
+            if i & 2 == 0 { blo.y } else { bhi.y },
+            if i & 4 == 0 { blo.z } else { bhi.z },
+        );
+        let p = b_to_a.transform_dpoint(c);
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        return f64::INFINITY;
+    }
+    let ext = (hi.min(ba.max.as_dvec3()) - lo.max(ba.min.as_dvec3())).max(DVec3::ZERO);
+    ext.x * ext.y * ext.z
+}
+
+/// A result of the query of (B, A) — B's frame, `on_b` marking A's points — in the (A, B)
+/// convention of [`AdaptiveSample`]. The volume does not depend on which body moves, so
+/// `∂V/∂(rigid motion of A) = −∂V/∂(same motion of B)`: the force and torque (about B's origin,
+/// the swapped query's centre) change sign; the points and vertex gradients stay, only their
+/// owners swap.
+fn swap_roles(mut r: VolumeResult) -> VolumeResult {
+    std::mem::swap(&mut r.gradient_a, &mut r.gradient_b);
+    r.force = -r.force;
+    r.torque = -r.torque;
+    for p in &mut r.points {
+        p.on_b = !p.on_b;
+    }
+    r
 }
 
 /// The adaptive query of `av` at `b_to_a` with the tightest tolerance, from `tol` up, whose
@@ -589,7 +684,8 @@ impl MeshVolumeSource {
     }
 
     /// The volume query of meshes `i` (A) and `j` (B) at the bodies' current poses, with points,
-    /// A's pose, and whether an adaptive tolerance was loosened to fit the ray budget.
+    /// the pose of the frame it is in (A's, or B's for an adaptive query that ran in B's frame:
+    /// see [`AdaptiveSample`]), and whether an adaptive tolerance was loosened to fit the ray budget.
     fn query(
         &self,
         bodies: &[RigidBody],
@@ -618,9 +714,15 @@ impl MeshVolumeSource {
                     .ok()?;
                 (r, false)
             }
-            ContactSampling::Adaptive(a) => a
-                .sample(&ea.solid, ta, &eb.solid, tb, &b_to_a, self.max_rays)
-                .ok()?,
+            ContactSampling::Adaptive(a) => {
+                let s = a
+                    .sample_pair(&ea.solid, ta, &eb.solid, tb, &b_to_a, self.max_rays)
+                    .ok()?;
+                if s.in_b_frame {
+                    return Some((s.result, bb.mesh_pose(), s.loosened));
+                }
+                (s.result, s.loosened)
+            }
         };
         Some((r, pa, loosened))
     }

@@ -907,3 +907,6 @@ fn ruina_wheels_roll_distances() {
         }
     }
 }
+
+#[path = "scenes/adaptive_frame.rs"]
+mod adaptive_frame;

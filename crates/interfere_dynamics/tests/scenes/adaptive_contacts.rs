@@ -508,44 +508,47 @@ fn adaptive_touching_nested_and_bad_input() {
     }
 }
 
-/// The budget search: a tight tolerance on a box sunk 0.1 mm into a slab needs far more rays
-/// than the budget; the source loosens it and casts between half the budget and the budget.
+/// The budget search: a tight tolerance on a cube standing on one corner, sunk `d = 50 mm` into a
+/// slab, needs far more rays than the budget; the source loosens it and casts between half the
+/// budget and the budget. The overlap is a tetrahedron cut off by a plane with normal
+/// `(1, 1, 1)/√3` in the cube's frame: `V = d³ / (6 n₁n₂n₃) = d³ √27 / 6`. (A cube sunk flat
+/// into the slab is no test here: in the cube's frame, which `sample_pair` picks as the tighter
+/// overlap box, its overlap is an axis-aligned box that three rays measure exactly.)
 #[test]
 fn adaptive_budget_is_used_and_respected() {
     let slab = cuboid(Vec3::new(2.0, 2.0, 0.05));
     let cube = cuboid(Vec3::splat(0.1));
+    let d = 0.05;
+    let q = DQuat::from_rotation_arc(DVec3::splat(-1.0).normalize(), DVec3::NEG_Z);
     let bodies = [
         fixed_at(DVec3::new(0.0, 0.0, -0.05)),
-        dynamic_at(
-            &cube,
-            DVec3::new(0.3, -0.2, 0.0999),
-            DQuat::from_rotation_z(0.3),
-        ),
+        dynamic_at(&cube, DVec3::new(0.3, -0.2, 0.1 * 3f64.sqrt() - d), q),
     ];
+    let exact = d * d * d * 27f64.sqrt() / 6.0;
     for budget in [64u64, 256, 1024, 4096] {
         let mut src = MeshVolumeSource::new();
-        src.sampling = adaptive(Tolerance::Absolute(1e-12), budget);
+        src.sampling = adaptive(Tolerance::Absolute(1e-16), budget);
         src.add_mesh(0, &slab);
         src.add_mesh(1, &cube);
         let mut out = Contacts::default();
         src.contacts(&bodies, &mut out);
         let s = src.stats();
         let v: f64 = out.volumes.iter().map(|c| c.volume).sum();
-        eprintln!("budget {budget}: V {v:.5e}, {s:?}");
+        eprintln!("budget {budget}: V {v:.5e} (exact {exact:.5e}), {s:?}");
         assert_eq!((s.pairs_touching, s.pairs_loosened), (1, 1), "{s:?}");
         assert!(
             s.rays as u64 <= budget && 2 * s.rays as u64 >= budget,
             "{s:?}"
         );
-        // 0.2 × 0.2 × 0.1 mm: to 10 % at 64 rays, 5 % at 256, 1 % from 1024.
+        // Measured: 39 % at 64 rays, 2.8 % at 256, 0.4 % at 1024, 0.6 % at 4096.
         let allowed = if budget < 256 {
-            0.1
+            0.5
         } else if budget < 1024 {
             0.05
         } else {
             0.01
         };
-        assert!((v - 4e-6).abs() < allowed * 4e-6, "budget {budget}: {v}");
+        assert!((v - exact).abs() < allowed * exact, "budget {budget}: {v}");
     }
 }
 
@@ -626,7 +629,7 @@ fn adaptive_sees_tiny_bump_that_uniform_misses() {
 /// (10 mm) lets it pass untouched.
 #[test]
 fn cube_slides_over_slab_and_hits_tiny_bump() {
-    let run = |sampling: ContactSampling, with_bump: bool| {
+    let run = |sampling: ContactSampling, with_bump: bool, cube_first: bool| {
         let mut w = World::new(WorldSettings {
             gravity: DVec3::new(0.0, -9.81, 0.0),
             dt: 1.0 / 240.0,
@@ -650,11 +653,19 @@ fn cube_slides_over_slab_and_hits_tiny_bump() {
         let mut src = MeshVolumeSource::new();
         src.spacing = MeshSpacing::Absolute(0.01);
         src.sampling = sampling;
+        // The cube first makes it A of both its pairs (the plugin's order for a dynamic body
+        // spawned before the static ones): the adaptive query then runs in the static body's
+        // frame anyway (`AdaptiveSampling::sample_pair`: the tighter overlap box).
+        if cube_first {
+            src.add_mesh(c, &cube);
+        }
         src.add_mesh(s, &slab);
         if with_bump {
             src.add_mesh(k, &bump);
         }
-        src.add_mesh(c, &cube);
+        if !cube_first {
+            src.add_mesh(c, &cube);
+        }
         let (mut rise, mut tilt, mut min_vx) = (0.0f64, 0.0f64, f64::INFINITY);
         for _ in 0..180 {
             w.step(&mut src);
@@ -665,23 +676,25 @@ fn cube_slides_over_slab_and_hits_tiny_bump() {
         }
         let b = &w.bodies()[c];
         eprintln!(
-            "{sampling:?} bump {with_bump}: rise {rise:.3e} m, tilt {tilt:.3e} rad, min vx {min_vx:.4}, final x {:.4}",
+            "{sampling:?} bump {with_bump} cube first {cube_first}: rise {rise:.3e} m, tilt {tilt:.3e} rad, min vx {min_vx:.4}, final x {:.4}",
             b.position.x
         );
         (rise, tilt, min_vx, b.position.x)
     };
     let adaptive = adaptive(Tolerance::Relative(1e-4), 512);
-    let (rise, tilt, min_vx, _) = run(adaptive, false);
-    assert!(
-        rise < 1e-4 && tilt < 1e-3 && min_vx > 0.495,
-        "{rise} {tilt} {min_vx}"
-    );
-    let (rise, tilt, min_vx, _) = run(adaptive, true);
-    assert!(
-        rise > 1e-3 && tilt > 1e-2 && min_vx < 0.0,
-        "{rise} {tilt} {min_vx}"
-    );
-    let (rise, tilt, min_vx, x) = run(ContactSampling::Uniform, true);
+    for cube_first in [false, true] {
+        let (rise, tilt, min_vx, _) = run(adaptive, false, cube_first);
+        assert!(
+            rise < 1e-4 && tilt < 1e-3 && min_vx > 0.495,
+            "{cube_first}: {rise} {tilt} {min_vx}"
+        );
+        let (rise, tilt, min_vx, _) = run(adaptive, true, cube_first);
+        assert!(
+            rise > 1e-3 && tilt > 1e-2 && min_vx < 0.0,
+            "{cube_first}: {rise} {tilt} {min_vx}"
+        );
+    }
+    let (rise, tilt, min_vx, x) = run(ContactSampling::Uniform, true, false);
     assert!(
         rise < 1e-4 && tilt < 1e-3 && min_vx > 0.495 && x > 0.1,
         "{rise} {tilt} {min_vx} {x}"
