@@ -30,14 +30,14 @@
 //! cube rose by less than 0.1 mm, kept its forward speed within 2 % and its centre passed the
 //! bump.
 //!
-//! **Known problem (WIP).** In the plugin the pairs come as (cube, static body), so the adaptive
-//! views are the pitched cube's axes: when the cube tips over the bump, the EBPI plan sees no
-//! mesh edge inside the cube–slab overlap box (the slab's face crosses the cube, its edges are
-//! far away), the 512-ray budget loosens the tolerance to coarse tiles that miss the thin wedge,
-//! and the x view overestimates the volume about 1000-fold with a tiny gradient (a one-sided
-//! "depth" of 0.9 m), which throws the cube off the slab. With the static body as A (the
-//! `interfere_dynamics` test `cube_slides_over_slab_and_hits_tiny_bump`) the same scene behaves:
-//! the cube pitches 4°, its centre rises 6.5 mm and it rebounds at −0.21 m/s.
+//! **Reference frame.** In the plugin the pairs come as (cube, static body). The adaptive
+//! query of a pair runs in the frame of the body with the smaller overlap box
+//! (`AdaptiveSampling::sample_pair`): the slab's for the cube–slab pair. In the cube's frame,
+//! once the cube tips on the bump, the tipped slab's box fills the whole cube, the 512-ray
+//! budget loosened the tiling to tiles as tall as the cube, and one x ray through the thin
+//! wedge where the cube dips into the slab counted its whole tile: a volume about 1000× the
+//! overlap with a tiny gradient (a one-sided "depth" of 0.9 m), which threw the cube off the
+//! slab.
 
 #[path = "support/mod.rs"]
 mod support;

@@ -45,7 +45,10 @@
 //!    bounded by [`AdaptiveSampling::ray_budget`]: the tolerance is loosened until the tiling
 //!    fits, so the budget is spent where the EBPI error bounds are largest. The tiles follow the
 //!    overlap box (not a lattice fixed in A), so adaptive contacts are less smooth under motion
-//!    than uniform ones at a fine spacing; their strength is at a small budget.
+//!    than uniform ones at a fine spacing; their strength is at a small budget. A pair is
+//!    sampled in the frame of whichever body gives the smaller overlap box
+//!    ([`AdaptiveSampling::sample_pair`]): the tiles' depth and size follow that box, and a small
+//!    body tipped on a large one otherwise gets tiles as tall as itself.
 //!
 //! Everything runs in a fixed order, so the same bodies give bit-identical contacts.
 
@@ -685,7 +688,8 @@ impl MeshVolumeSource {
 
     /// The volume query of meshes `i` (A) and `j` (B) at the bodies' current poses, with points,
     /// the pose of the frame it is in (A's, or B's for an adaptive query that ran in B's frame:
-    /// see [`AdaptiveSample`]), and whether an adaptive tolerance was loosened to fit the ray budget.
+    /// see [`AdaptiveSample`]), and whether an adaptive tolerance was loosened to fit the ray
+    /// budget.
     fn query(
         &self,
         bodies: &[RigidBody],

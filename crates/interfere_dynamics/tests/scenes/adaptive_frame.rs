@@ -57,8 +57,8 @@ fn totals(
 /// frame, and every ray interval has equal and opposite endpoint gradients on its two ends, so
 /// their split totals are negatives of each other (volume equal) — this checks the mapping of a
 /// B-frame result (owners swapped, B's pose), where a wrong sign or pose gives O(1) errors. Most
-/// cases agree to rounding (≤ 10⁻¹²); four box–box cases differ by up to 2·10⁻³ of `|∇V|`
-/// (measured; not investigated, hence 3·10⁻³ and 5·10⁻³ for the moment); (2) `∂V/∂x_b` agrees with the
+/// cases agree to rounding (≤ 10⁻¹²); four differ by 5·10⁻⁷ to 2·10⁻³ of `|∇V|` (measured; the
+/// cause is not investigated), hence 3·10⁻³ (5·10⁻³ for the moment); (2) `∂V/∂x_b` agrees with the
 /// translation gradient of a fine uniform query (spacing 2.5 mm) in A's frame within 3 %.
 #[test]
 fn adaptive_pair_frame_swap_is_consistent() {
@@ -138,9 +138,9 @@ fn adaptive_pair_frame_swap_is_consistent() {
 /// bottom and the side face, footprint `f = d (1/tan θ + tan θ)` on the slab top):
 /// `V = 0.2 · d f / 2` with `∂V/∂y_slab = 0.2 f` (the footprint's area). At a budget of
 /// 512 rays, `sample_pair` samples in the slab's frame (the tighter overlap box) and is within
-/// 15 % of `V` (measured up to 12 %, at θ = 0.02) and 10 % of `∂V/∂y` (measured 7 %); the implied depth `V / |∇V|` is `d / 2`. (The cube's frame, with the slab's
-/// tipped box filling the cube, gave volumes up to three orders of magnitude too large in the
-/// plugin's sliding-cube example.)
+/// 15 % of `V` (measured up to 12 %, at θ = 0.02) and 10 % of `∂V/∂y` (measured 7 %). (The
+/// cube's frame, with the slab's tipped box filling the cube, gave volumes up to three orders of
+/// magnitude too large in the plugin's sliding-cube example.)
 #[test]
 fn tipped_cube_on_slab_is_sampled_in_the_slab_frame() {
     let cube = cuboid(Vec3::splat(0.1));
@@ -149,7 +149,7 @@ fn tipped_cube_on_slab_is_sampled_in_the_slab_frame() {
     let slab_pose = pose(DQuat::IDENTITY, DVec3::new(0.3, -0.05, 0.0));
     for (theta, d) in [(0.02, 2e-4), (0.05, 5e-4), (0.1, 1e-3), (0.2, 2e-3)] {
         let q = DQuat::from_rotation_z(theta);
-        // Lowest corner of the tipped cube: the rotated (−0.1, −0.1) edge at y = −0.1 sin… .
+        // Height of the tipped cube's lowest edge below its centre (the bottom face's ends).
         let low = (q * DVec3::new(0.1, -0.1, 0.0))
             .y
             .min((q * DVec3::new(-0.1, -0.1, 0.0)).y);
