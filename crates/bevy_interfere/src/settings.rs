@@ -2,7 +2,7 @@
 //! and the per-step statistics the debug overlay shows.
 
 use bevy::prelude::*;
-use interfere_dynamics::SolverSettings;
+use interfere_dynamics::{ContactSampling, SolverSettings};
 
 /// Where the narrow phase (interfering pairs) runs. Selectable at run time.
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
@@ -47,6 +47,13 @@ pub struct PhysicsSettings {
     /// At most this many rays per pair and axis grid; larger queries are skipped with a count
     /// in [`PhysicsStats::pairs_refused`].
     pub max_rays_per_pair: u64,
+    /// How pair volumes are sampled: [`ContactSampling::Uniform`] (the default: a lattice of
+    /// spacing `volume_spacing` / `volume_spacing_absolute`, fixed in A's frame) or
+    /// [`ContactSampling::Adaptive`] (Wang–Faure–Pai 2012 §3–5: EBPI tiles within a per-pair ray
+    /// budget, also capped by `max_rays_per_pair`; the spacing settings are then unused).
+    /// Adaptive sampling runs on the CPU only: with it, the GPU backends still find the pairs on
+    /// the GPU but sample their volumes on the CPU (`gpu_volume` is ignored).
+    pub volume_sampling: ContactSampling,
     /// CInDeR image resolution (pixels per side) for the GPU backends.
     pub cinder_resolution: u32,
     /// Report every intersecting triangle pair in [`crate::ContactMessage`] (the narrow phase
@@ -73,6 +80,7 @@ impl Default for PhysicsSettings {
             volume_spacing: 0.125,
             volume_spacing_absolute: None,
             max_rays_per_pair: 1 << 18,
+            volume_sampling: ContactSampling::Uniform,
             cinder_resolution: 256,
             all_triangle_pairs: false,
             gpu_exact_confirm: true,

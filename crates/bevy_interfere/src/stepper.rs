@@ -18,8 +18,9 @@ use crate::settings::{Backend, PhysicsSettings, PhysicsStats, SleepSettings};
 use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use interfere_dynamics::{
-    BodyKind, ContactSource, Contacts, MassProperties, Material, RigidBody as DynBody,
-    VolumeContact, World, WorldSettings, split_mesh_volume,
+    BodyKind, ContactSampling, ContactSource, Contacts, MassProperties, Material,
+    RigidBody as DynBody, VolumeContact, World, WorldSettings, split_adaptive_volume,
+    split_mesh_volume,
 };
 use interfere_geometry::glam::{DQuat, DVec3};
 use interfere_geometry::{
@@ -591,7 +592,8 @@ pub(crate) fn collision_messages(
     }
 }
 
-/// A pair's volume result (or why it failed) and A's pose.
+/// A pair's volume result (or why it failed) and the pose of the frame it is in (A's, or B's for
+/// an adaptive query sampled in B's frame).
 pub(crate) type VolumeQuery = (Result<interfere_geometry::VolumeResult, String>, DPose);
 
 /// The sampling options, A's pose and B's pose in A's frame for one pair; `None` when a body
@@ -626,6 +628,22 @@ pub(crate) fn volume_query(
 ) -> Option<VolumeQuery> {
     let (opts, pa, b_to_a) = volume_setup(pw, settings, p)?;
     let (sa, sb) = (pw.slots[p.a].shape.as_ref()?, pw.slots[p.b].shape.as_ref()?);
+    if let ContactSampling::Adaptive(adaptive) = settings.volume_sampling {
+        // Sampled in the frame of the body with the tighter overlap box; a result in B's frame
+        // is split with B's pose (see `interfere_dynamics::AdaptiveSample`).
+        return match adaptive.sample_pair(
+            &sa.solid,
+            sa.collider.balanced_tree().clone(),
+            &sb.solid,
+            sb.collider.balanced_tree().clone(),
+            &b_to_a,
+            settings.max_rays_per_pair,
+        ) {
+            Ok(s) if s.in_b_frame => Some((Ok(s.result), pw.pose(p.b))),
+            Ok(s) => Some((Ok(s.result), pa)),
+            Err(e) => Some((Err(e.to_string()), pa)),
+        };
+    }
     let result = UniformVolume::with_trees(
         &sa.solid,
         sa.collider.balanced_tree().clone(),
@@ -691,7 +709,9 @@ pub(crate) fn volume_contacts(
     // contacts and messages serially in pair order (so the result does not depend on the
     // thread count).
     let on_gpu = match (&gpu, *backend) {
-        (Some(gpu), Backend::Gpu | Backend::GpuBlocking) if settings.gpu_volume => {
+        (Some(gpu), Backend::Gpu | Backend::GpuBlocking)
+            if settings.gpu_volume && settings.volume_sampling == ContactSampling::Uniform =>
+        {
             crate::gpu_backend::gpu_volume_queries(gpu, pw, &settings)
         }
         _ => None,
@@ -722,7 +742,11 @@ pub(crate) fn volume_contacts(
         };
         rays += r.ray_count;
         let mut points = Vec::new();
-        if let Some((volume, linear, angular, centroid, parts)) = split_mesh_volume(&r, &pa) {
+        let split = match settings.volume_sampling {
+            ContactSampling::Uniform => split_mesh_volume(&r, &pa),
+            ContactSampling::Adaptive(_) => split_adaptive_volume(&r, &pa),
+        };
+        if let Some((volume, linear, angular, centroid, parts)) = split {
             let (ba, bb) = (&pw.world.bodies()[p.a], &pw.world.bodies()[p.b]);
             let a0 = (ba.position, ba.orientation);
             let b0 = (bb.position, bb.orientation);

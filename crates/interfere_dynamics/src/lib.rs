@@ -28,7 +28,9 @@ pub use contact::{
 };
 pub use mass::{MassError, MassProperties, mass_properties, mass_properties_of_surface};
 pub use mesh_volume::{
-    MeshSpacing, MeshVolumePart, MeshVolumeSource, MeshVolumeStats, split_mesh_volume,
+    AdaptiveSample, AdaptiveSampling, ContactSampling, MeshSpacing, MeshVolumePart,
+    MeshVolumeSource, MeshVolumeStats, overlap_box_volume, split_adaptive_volume,
+    split_mesh_volume,
 };
 pub use scene::{BuiltScene, Scene, SceneError};
 pub use solver::{Solver, SolverSettings};

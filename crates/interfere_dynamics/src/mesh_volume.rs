@@ -33,6 +33,23 @@
 //!    (a lattice line inside a 0.1 mm layer counts its whole length). With `G ≈ 0` (a deep,
 //!    symmetric overlap) the plain mean is used.
 //!
+//! 6. **Adaptive sampling** ([`ContactSampling::Adaptive`], Wang–Faure–Pai 2012 §3–5 through
+//!    [`interfere_geometry::AdaptiveVolume`]): one ray per tile of an EBPI-driven tiling, so a
+//!    small feature (an edge, a bump) inside a large contact gets rays that a uniform lattice
+//!    of the same budget misses. Each endpoint then stands for its own tile, of area
+//!    `w = SurfacePoint::area · |n_k|` instead of one pixel area per axis
+//!    ([`split_adaptive_volume`]); two endpoints on B of one ray with opposite normals (a
+//!    chord of B inside A) cancel, and each remaining endpoint is spread over its tile as four
+//!    quarter points before the quadrant split (same total and moment); the rest of the split
+//!    is the same. The cost per pair is
+//!    bounded by [`AdaptiveSampling::ray_budget`]: the tolerance is loosened until the tiling
+//!    fits, so the budget is spent where the EBPI error bounds are largest. The tiles follow the
+//!    overlap box (not a lattice fixed in A), so adaptive contacts are less smooth under motion
+//!    than uniform ones at a fine spacing; their strength is at a small budget. A pair is
+//!    sampled in the frame of whichever body gives the smaller overlap box
+//!    ([`AdaptiveSampling::sample_pair`]): the tiles' depth and size follow that box, and a small
+//!    body tipped on a large one otherwise gets tiles as tall as itself.
+//!
 //! Everything runs in a fixed order, so the same bodies give bit-identical contacts.
 
 use crate::body::RigidBody;
@@ -40,8 +57,8 @@ use crate::contact::{BodyId, ContactSource, Contacts, VolumeContact};
 use interfere_geometry::glam::DVec3;
 use interfere_geometry::volume::SurfacePoint;
 use interfere_geometry::{
-    Aabb, BalancedTree, DPose, ProxyId, Sampling, Solid, SweepAndPrune, UniformOptions,
-    UniformVolume, VolumeResult,
+    Aabb, AdaptiveOptions, AdaptiveVolume, BalancedTree, DPose, ProxyId, Sampling, Solid,
+    SweepAndPrune, Tolerance, UniformOptions, UniformVolume, VolumeError, VolumeResult,
 };
 
 /// How the sampling lattice spacing of a pair is chosen.
@@ -61,6 +78,254 @@ impl Default for MeshSpacing {
     }
 }
 
+/// Parameters of adaptive (EBPI) volume sampling, Wang–Faure–Pai 2012 §3–5; see
+/// [`AdaptiveOptions`].
+///
+/// The paper's sampler is driven by a volume tolerance; a contact source needs a bounded cost per
+/// step. So each pair's query starts at `tolerance`, and while its tiling needs more than
+/// `ray_budget` rays (capped by [`MeshVolumeSource::max_rays`]) the tolerance is loosened
+/// (a secant search on the planned ray count, at most [`AdaptiveSampling::MAX_LOOSENINGS`]
+/// plans, aiming at ¾ of the budget and accepting from ½), so the rays go where the edge error
+/// bounds are largest. A pair that does not fit is skipped (counted in
+/// [`MeshVolumeStats::pairs_failed`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdaptiveSampling {
+    /// Volume error tolerance asked for first.
+    pub tolerance: Tolerance,
+    /// EBPI resolution (pixels per side), rounded up to a power of two.
+    pub finest_resolution: u32,
+    /// Rays one pair's query may cast over its three views (tiles plus transient-edge
+    /// refinement).
+    pub ray_budget: u64,
+}
+
+impl AdaptiveSampling {
+    /// How many plans (queries) the tolerance search of one pair may make.
+    pub const MAX_LOOSENINGS: u32 = 16;
+
+    /// The adaptive volume of `a` and `b` (placed in A's frame by `b_to_a`; `tree_a` and
+    /// `tree_b` built by [`BalancedTree::build`] over them), with surface points, at the tightest
+    /// tolerance from [`Self::tolerance`] up whose tiling fits `min(ray_budget, max_rays)` rays;
+    /// and whether the tolerance had to be loosened. Fails on a bad tolerance, pose or tree, or
+    /// with [`VolumeError::TooManyRays`] when no tolerance within the search fits.
+    pub fn sample(
+        &self,
+        a: &Solid,
+        tree_a: BalancedTree,
+        b: &Solid,
+        tree_b: BalancedTree,
+        b_to_a: &DPose,
+        max_rays: u64,
+    ) -> Result<(VolumeResult, bool), VolumeError> {
+        let av = AdaptiveVolume::with_trees(a, tree_a, b, tree_b)?;
+        let tol = self.tolerance.absolute(a.volume(), b.volume())?;
+        adaptive_within_budget(&av, b_to_a, self, self.ray_budget.min(max_rays), tol)
+    }
+
+    /// [`Self::sample`] in the frame of whichever body of the pair gives the smaller overlap
+    /// box ([`overlap_box_volume`]; A on a tie), see [`AdaptiveSample`]. The EBPI views, the
+    /// tiles and the depth of every tile are those of the overlap box of the frame the query
+    /// runs in, so the frame with the tighter box bounds every tile's volume error more tightly
+    /// at the same budget. A small box tipped on a large slab is the case this is for: in the
+    /// box's frame the slab's bounding box is tipped and fills the whole box, a loosened tiling
+    /// has tiles as tall as the box, and one ray along the thin contact wedge then counts the
+    /// full tile area (a volume estimate orders of magnitude too large); in the slab's frame
+    /// the overlap box is the thin wedge itself.
+    pub fn sample_pair(
+        &self,
+        a: &Solid,
+        tree_a: BalancedTree,
+        b: &Solid,
+        tree_b: BalancedTree,
+        b_to_a: &DPose,
+        max_rays: u64,
+    ) -> Result<AdaptiveSample, VolumeError> {
+        let a_to_b = b_to_a.inverse();
+        if overlap_box_volume(b, a, &a_to_b) < overlap_box_volume(a, b, b_to_a) {
+            let (r, loosened) = self.sample(b, tree_b, a, tree_a, &a_to_b, max_rays)?;
+            Ok(AdaptiveSample {
+                result: swap_roles(r),
+                loosened,
+                in_b_frame: true,
+            })
+        } else {
+            let (result, loosened) = self.sample(a, tree_a, b, tree_b, b_to_a, max_rays)?;
+            Ok(AdaptiveSample {
+                result,
+                loosened,
+                in_b_frame: false,
+            })
+        }
+    }
+}
+
+/// One pair's adaptive query from [`AdaptiveSampling::sample_pair`].
+///
+/// With `in_b_frame` the query ran with the roles swapped (B's mesh as the reference) and was
+/// mapped back to the pair's A/B convention: everything in `result` is in **B's** frame
+/// (points, normals, vertex gradients; `force` and `torque` are `−∂V/∂(translation of B)` and
+/// `−∂V/∂(rotation of B about B's origin)`), `gradient_a`/`gradient_b` are A's and B's, and
+/// `SurfacePoint::on_b` marks the points on B. So [`split_adaptive_volume`] of it with **B's**
+/// pose gives `∂V/∂x_b` in world space, as it does for an unswapped result with A's pose.
+#[derive(Clone, Debug)]
+pub struct AdaptiveSample {
+    /// The volume result (in B's frame when `in_b_frame`).
+    pub result: VolumeResult,
+    /// Whether the tolerance was loosened to fit the ray budget.
+    pub loosened: bool,
+    /// Whether the query ran in B's frame.
+    pub in_b_frame: bool,
+}
+
+/// Volume of the overlap box of `a` and `b` (placed in A's frame by `b_to_a`) as a query in A's
+/// frame sees it: `a`'s bounding box intersected with the axis-aligned box (in A's frame) of the
+/// eight placed corners of `b`'s bounding box. Zero when they do not overlap; infinite on a
+/// non-finite pose.
+pub fn overlap_box_volume(a: &Solid, b: &Solid, b_to_a: &DPose) -> f64 {
+    let (ba, bb) = (a.aabb(), b.aabb());
+    let (blo, bhi) = (bb.min.as_dvec3(), bb.max.as_dvec3());
+    let mut lo = DVec3::splat(f64::INFINITY);
+    let mut hi = DVec3::splat(f64::NEG_INFINITY);
+    for i in 0..8 {
+        let c = DVec3::new(
+            if i & 1 == 0 { blo.x } else { bhi.x },
+            if i & 2 == 0 { blo.y } else { bhi.y },
+            if i & 4 == 0 { blo.z } else { bhi.z },
+        );
+        let p = b_to_a.transform_dpoint(c);
+        lo = lo.min(p);
+        hi = hi.max(p);
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        return f64::INFINITY;
+    }
+    let ext = (hi.min(ba.max.as_dvec3()) - lo.max(ba.min.as_dvec3())).max(DVec3::ZERO);
+    ext.x * ext.y * ext.z
+}
+
+/// A result of the query of (B, A) — B's frame, `on_b` marking A's points — in the (A, B)
+/// convention of [`AdaptiveSample`]. The volume does not depend on which body moves, so
+/// `∂V/∂(rigid motion of A) = −∂V/∂(same motion of B)`: the force and torque (about B's origin,
+/// the swapped query's centre) change sign; the points and vertex gradients stay, only their
+/// owners swap.
+fn swap_roles(mut r: VolumeResult) -> VolumeResult {
+    std::mem::swap(&mut r.gradient_a, &mut r.gradient_b);
+    r.force = -r.force;
+    r.torque = -r.torque;
+    for p in &mut r.points {
+        p.on_b = !p.on_b;
+    }
+    r
+}
+
+/// The adaptive query of `av` at `b_to_a` with the tightest tolerance, from `tol` up, whose
+/// tiling fits `budget` rays (see [`AdaptiveSampling`]), and whether `tol` had to be loosened.
+///
+/// The planned ray count falls like `T^−p` with `p` between 1 (edge-dominated) and 2
+/// (area-dominated). A refused plan is cheap (no ray is cast), so the search steps with `p = 2`
+/// (a step that is too short is refused again), then with `p` measured from the last two plans
+/// (a secant in log–log). Once a tolerance fits, it is tightened inside the bracket until the
+/// query uses at least half the budget or the bracket is narrower than 5 %.
+fn adaptive_within_budget(
+    av: &AdaptiveVolume<'_>,
+    b_to_a: &DPose,
+    a: &AdaptiveSampling,
+    budget: u64,
+    tol: f64,
+) -> Result<(VolumeResult, bool), VolumeError> {
+    let mut last_err = VolumeError::TooManyRays {
+        rays: u64::MAX,
+        limit: budget,
+    };
+    let target = 0.75 * budget as f64;
+    let mut t = tol;
+    // Largest refused tolerance and its planned rays; the one before it.
+    let mut fail: Option<(f64, f64)> = None;
+    let mut prev_fail: Option<(f64, f64)> = None;
+    // Smallest accepted tolerance, its rays and result.
+    let mut best: Option<(f64, f64, VolumeResult)> = None;
+    for _ in 0..AdaptiveSampling::MAX_LOOSENINGS {
+        let opts = AdaptiveOptions {
+            tolerance: Tolerance::Absolute(t),
+            centre: DVec3::ZERO,
+            max_rays: budget,
+            finest_resolution: a.finest_resolution,
+            collect_points: true,
+        };
+        match av.compute(b_to_a, &opts) {
+            Ok(r) => {
+                if fail.is_none() {
+                    // The asked tolerance fits: no search.
+                    return Ok((r.result, false));
+                }
+                let rays = r.result.ray_count as f64;
+                let done = rays >= 0.5 * budget as f64;
+                best = Some((t, rays.max(1.0), r.result));
+                if done {
+                    break;
+                }
+            }
+            Err(VolumeError::TooManyRays { rays, limit }) => {
+                prev_fail = fail;
+                fail = Some((t, rays as f64));
+                last_err = VolumeError::TooManyRays { rays, limit };
+            }
+            Err(e) => return Err(e),
+        }
+        let Some((tf, rf)) = fail else {
+            break;
+        };
+        t = match &best {
+            Some((tb, rb, _)) => {
+                if tb / tf < 1.05 {
+                    break;
+                }
+                let span = (tb / tf).ln();
+                let p = ((rf / rb).ln() / span).clamp(0.5, 3.0);
+                // T with rays = target on the line through the bracket's ends, kept inside.
+                let x = ((rf / target).ln() / p / span).clamp(0.1, 0.9);
+                tf * (x * span).exp()
+            }
+            None => {
+                let p = match prev_fail {
+                    Some((t0, r0)) if tf > t0 && r0 > rf => {
+                        ((r0 / rf).ln() / (tf / t0).ln()).clamp(0.5, 3.0)
+                    }
+                    _ => 2.0,
+                };
+                tf * (rf / target).powf(1.0 / p).max(1.5)
+            }
+        };
+        if !t.is_finite() {
+            break;
+        }
+    }
+    best.map(|(_, _, r)| (r, true)).ok_or(last_err)
+}
+
+impl Default for AdaptiveSampling {
+    /// A tolerance of 10⁻⁴ of the smaller solid's volume, a 64 × 64 EBPI and 1024 rays per
+    /// pair.
+    fn default() -> Self {
+        Self {
+            tolerance: Tolerance::Relative(1e-4),
+            finest_resolution: 64,
+            ray_budget: 1024,
+        }
+    }
+}
+
+/// How a pair's intersection volume is sampled for contacts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum ContactSampling {
+    /// A uniform lattice of lines fixed in A's frame (§2.2), spacing from [`MeshSpacing`].
+    #[default]
+    Uniform,
+    /// Adaptive EBPI sampling (§3–5): one ray per tile, the tiles chosen from the error bounds
+    /// of the edges inside the overlap box.
+    Adaptive(AdaptiveSampling),
+}
+
 /// Counters of the last [`ContactSource::contacts`] call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MeshVolumeStats {
@@ -72,6 +337,8 @@ pub struct MeshVolumeStats {
     pub pairs_failed: usize,
     /// Lines cast over all pairs.
     pub rays: usize,
+    /// Adaptive sampling: pairs whose tolerance was loosened to fit the ray budget.
+    pub pairs_loosened: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -118,22 +385,117 @@ pub fn split_mesh_volume(
     result: &VolumeResult,
     a_pose: &DPose,
 ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
-    let grad = |p: &SurfacePoint| {
-        let k = (p.axis as usize).min(2);
-        let w = result.pixel_area[k];
-        let mut g = DVec3::ZERO;
-        g[k] = if p.normal[k] >= 0.0 { w } else { -w };
-        g
-    };
+    let ends: Vec<(DVec3, DVec3)> = result
+        .points
+        .iter()
+        .filter(|p| p.on_b)
+        .map(|p| {
+            let k = (p.axis as usize).min(2);
+            (p.point, axis_gradient(p, result.pixel_area[k]))
+        })
+        .collect();
+    split_weighted(result, a_pose, &ends)
+}
+
+/// [`split_mesh_volume`] for a result with a different area per point (adaptive sampling, where
+/// every ray stands for its own tile): the weight of a point is its tile area
+/// `SurfacePoint::area · |n_k|` (`area` is the tile area over `|n_k|`).
+///
+/// Endpoints on B of the same ray with opposite normals (a chord of B that lies inside A, such
+/// as a ray through both side faces of a box sunk into a slab) are cancelled in pairs first:
+/// their gradients are equal and opposite along one line, so they add nothing to `∂V/∂x_b` or
+/// `∂V/∂θ_b`, but split into different parts they would make two opposed one-sided contacts
+/// that brake any sliding along the ray. With a uniform lattice this needs a line inside the
+/// (thin) overlap layer, which a coarse lattice does not have; an adaptive tiling always casts
+/// at least one ray per view there.
+pub fn split_adaptive_volume(
+    result: &VolumeResult,
+    a_pose: &DPose,
+) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
+    let mut ends: Vec<(DVec3, DVec3)> = Vec::new();
+    // Endpoints of one ray are consecutive in `points` (one tile's ends): same axis, same line.
+    let mut start = 0;
+    while start < result.points.len() {
+        let first = &result.points[start];
+        let k = (first.axis as usize).min(2);
+        let same_line = |p: &SurfacePoint| {
+            p.axis == first.axis
+                && p.point[(k + 1) % 3] == first.point[(k + 1) % 3]
+                && p.point[(k + 2) % 3] == first.point[(k + 2) % 3]
+        };
+        let end = start
+            + result.points[start..]
+                .iter()
+                .take_while(|p| same_line(p))
+                .count();
+        // Match opposite B endpoints like brackets along the ray (one tile: equal weights up to
+        // rounding); keep the unmatched ones.
+        let mut open: Vec<(DVec3, DVec3)> = Vec::new();
+        for p in result.points[start..end].iter().filter(|p| p.on_b) {
+            let g = axis_gradient(p, p.area * p.normal[k].abs());
+            match open.last() {
+                Some(&(_, h)) if h[k] * g[k] < 0.0 => {
+                    open.pop();
+                }
+                _ => open.push((p.point, g)),
+            }
+        }
+        // Each remaining endpoint stands for its whole tile: spread it over a square of the
+        // tile's area (the tile's own aspect is not kept in the point) as four quarter points
+        // at the sub-square centres. The total and the moment about any point are unchanged
+        // (the four points are symmetric about the tile centre), but a tile that covers several
+        // quadrants now supports each of them.
+        for (x, g) in open {
+            let half = 0.25 * g[k].abs().sqrt();
+            let (u, v) = ((k + 1) % 3, (k + 2) % 3);
+            for (su, sv) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
+                let mut y = x;
+                y[u] += su * half;
+                y[v] += sv * half;
+                ends.push((y, 0.25 * g));
+            }
+        }
+        start = end;
+    }
+    if ends.is_empty() {
+        // Every endpoint on B cancelled (B nested in A: no gradient): the plain split, as for
+        // a uniform result.
+        ends = result
+            .points
+            .iter()
+            .filter(|p| p.on_b)
+            .map(|p| {
+                let k = (p.axis as usize).min(2);
+                (p.point, axis_gradient(p, p.area * p.normal[k].abs()))
+            })
+            .collect();
+    }
+    split_weighted(result, a_pose, &ends)
+}
+
+/// `∂V/∂p` of one endpoint standing for a pixel (tile) of area `w`: `±w` along its ray's axis,
+/// the sign of its normal's component.
+fn axis_gradient(p: &SurfacePoint, w: f64) -> DVec3 {
+    let k = (p.axis as usize).min(2);
+    let mut g = DVec3::ZERO;
+    g[k] = if p.normal[k] >= 0.0 { w } else { -w };
+    g
+}
+
+/// The split of the endpoints on B, each given as (point, `∂V/∂p`) in A's frame.
+fn split_weighted(
+    result: &VolumeResult,
+    a_pose: &DPose,
+    ends: &[(DVec3, DVec3)],
+) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
     let mut total = DVec3::ZERO;
     let mut wsum = 0.0;
     let mut wc = DVec3::ZERO;
-    for p in result.points.iter().filter(|p| p.on_b) {
-        let g = grad(p);
+    for &(x, g) in ends {
         total += g;
         let w = g.length();
         wsum += w;
-        wc += p.point * w;
+        wc += x * w;
     }
     if !(wsum > 0.0 && wc.is_finite()) {
         return None;
@@ -157,9 +519,8 @@ pub fn split_mesh_volume(
     let mut pw = [0.0; 4];
     let mut pc = [DVec3::ZERO; 4];
     let mut ang_total = DVec3::ZERO;
-    for p in result.points.iter().filter(|p| p.on_b) {
-        let g = grad(p);
-        let d = p.point - c;
+    for &(x, g) in ends {
+        let d = x - c;
         let q = match (t1.dot(d) >= 0.0, t2.dot(d) >= 0.0) {
             (true, true) => 0,
             (false, true) => 1,
@@ -172,7 +533,7 @@ pub fn split_mesh_volume(
         ang_total += m;
         let w = g.length();
         pw[q] += w;
-        pc[q] += p.point * w;
+        pc[q] += x * w;
     }
     let norm_sum: f64 = lin.iter().map(|g| g.length()).sum();
     let r = a_pose.rotation;
@@ -217,6 +578,8 @@ pub struct MeshVolumeSource {
     pub spacing: MeshSpacing,
     /// Refuse (skip) pairs whose sampling needs more lines than this.
     pub max_rays: u64,
+    /// Uniform (the default) or adaptive sampling.
+    pub sampling: ContactSampling,
     stats: MeshVolumeStats,
     pairs: Vec<(usize, usize)>,
 }
@@ -237,6 +600,7 @@ impl MeshVolumeSource {
             owner: Vec::new(),
             spacing: MeshSpacing::default(),
             max_rays: 1 << 18,
+            sampling: ContactSampling::Uniform,
             stats: MeshVolumeStats::default(),
             pairs: Vec::new(),
         }
@@ -322,24 +686,61 @@ impl MeshVolumeSource {
         self.pairs.sort_unstable();
     }
 
-    /// The volume query of meshes `i` (A) and `j` (B) at the bodies' current poses, with points.
-    fn query(&self, bodies: &[RigidBody], i: usize, j: usize) -> Option<(VolumeResult, DPose)> {
+    /// The volume query of meshes `i` (A) and `j` (B) at the bodies' current poses, with points,
+    /// the pose of the frame it is in (A's, or B's for an adaptive query that ran in B's frame:
+    /// see [`AdaptiveSample`]), and whether an adaptive tolerance was loosened to fit the ray
+    /// budget.
+    fn query(
+        &self,
+        bodies: &[RigidBody],
+        i: usize,
+        j: usize,
+    ) -> Option<(VolumeResult, DPose, bool)> {
         let (ea, eb) = (&self.entries[i], &self.entries[j]);
         let (ba, bb) = (bodies.get(ea.body)?, bodies.get(eb.body)?);
-        let h = self.spacing_for(i, j)?;
         let pa = ba.mesh_pose();
         let b_to_a = pa.inverse().mul(&bb.mesh_pose());
         // The trees are moved into the query object; cloning them is a copy of a few arrays,
         // small next to the ray casts.
-        let uv = UniformVolume::with_trees(&ea.solid, ea.tree.clone(), &eb.solid, eb.tree.clone())
-            .ok()?;
-        let opts = UniformOptions {
-            sampling: Sampling::Spacing(h),
-            centre: DVec3::ZERO,
-            collect_points: true,
-            max_rays: self.max_rays,
+        let (ta, tb) = (ea.tree.clone(), eb.tree.clone());
+        let (r, loosened) = match self.sampling {
+            ContactSampling::Uniform => {
+                let h = self.spacing_for(i, j)?;
+                let opts = UniformOptions {
+                    sampling: Sampling::Spacing(h),
+                    centre: DVec3::ZERO,
+                    collect_points: true,
+                    max_rays: self.max_rays,
+                };
+                let r = UniformVolume::with_trees(&ea.solid, ta, &eb.solid, tb)
+                    .ok()?
+                    .compute(&b_to_a, &opts)
+                    .ok()?;
+                (r, false)
+            }
+            ContactSampling::Adaptive(a) => {
+                let s = a
+                    .sample_pair(&ea.solid, ta, &eb.solid, tb, &b_to_a, self.max_rays)
+                    .ok()?;
+                if s.in_b_frame {
+                    return Some((s.result, bb.mesh_pose(), s.loosened));
+                }
+                (s.result, s.loosened)
+            }
         };
-        uv.compute(&b_to_a, &opts).ok().map(|r| (r, pa))
+        Some((r, pa, loosened))
+    }
+
+    /// The split of a result of [`Self::query`] for the current sampling.
+    fn split(
+        &self,
+        r: &VolumeResult,
+        pa: &DPose,
+    ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
+        match self.sampling {
+            ContactSampling::Uniform => split_mesh_volume(r, pa),
+            ContactSampling::Adaptive(_) => split_adaptive_volume(r, pa),
+        }
     }
 
     /// The split contact of meshes `i` and `j` at the bodies' current poses, as
@@ -355,8 +756,8 @@ impl MeshVolumeSource {
         if i >= self.entries.len() || j >= self.entries.len() {
             return None;
         }
-        let (r, pa) = self.query(bodies, i, j)?;
-        split_mesh_volume(&r, &pa)
+        let (r, pa, _) = self.query(bodies, i, j)?;
+        self.split(&r, &pa)
     }
 }
 
@@ -374,12 +775,13 @@ impl ContactSource for MeshVolumeSource {
                 continue;
             }
             self.stats.pairs_tested += 1;
-            let Some((r, pa)) = self.query(bodies, i, j) else {
+            let Some((r, pa, loosened)) = self.query(bodies, i, j) else {
                 self.stats.pairs_failed += 1;
                 continue;
             };
             self.stats.rays += r.ray_count;
-            let Some((_, _, _, _, parts)) = split_mesh_volume(&r, &pa) else {
+            self.stats.pairs_loosened += usize::from(loosened);
+            let Some((_, _, _, _, parts)) = self.split(&r, &pa) else {
                 continue;
             };
             self.stats.pairs_touching += 1;

@@ -7,6 +7,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::f64::consts::FRAC_PI_2;
 
+#[path = "scenes/adaptive_contacts.rs"]
+mod adaptive_contacts;
+
 const G: f64 = 9.81;
 
 fn world(dt: f64, substeps: u32, gravity: DVec3) -> World {
@@ -1014,3 +1017,6 @@ fn frictionless_nut_unscrews_along_the_pitch_and_a_locked_nut_holds() {
     assert!(dz.abs() < play + 0.02, "{dz}");
     assert!(dtheta.abs() < 0.01 * std::f64::consts::TAU, "{dtheta}");
 }
+
+#[path = "scenes/adaptive_frame.rs"]
+mod adaptive_frame;
