@@ -50,6 +50,10 @@ pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
 pub use gpu_backend::{GpuBackendPlugin, GpuSupport, InterfereGpuContext};
 /// The solver's iterations, slops and thresholds ([`PhysicsSettings::solver`]).
 pub use interfere_dynamics::SolverSettings;
+/// How pair volumes are sampled for contacts ([`PhysicsSettings::volume_sampling`]).
+pub use interfere_dynamics::{AdaptiveSampling, ContactSampling};
+/// A volume error tolerance, absolute or relative ([`AdaptiveSampling::tolerance`]).
+pub use interfere_geometry::Tolerance;
 pub use messages::{
     CollisionEnded, CollisionStarted, ContactMessage, ContactPoint, IntersectionVolumeMessage,
 };
@@ -71,6 +75,7 @@ pub mod prelude {
         PhysicsPlugin, PhysicsSettings, PhysicsStats, Restitution, RigidBody, Sleeping,
         SolverSettings,
     };
+    pub use interfere_dynamics::{AdaptiveSampling, ContactSampling};
 }
 
 /// The stages of a fixed step, in order.

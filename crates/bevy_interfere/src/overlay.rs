@@ -1,5 +1,6 @@
 //! The in-editor debug panel (bevy_egui, feature `overlay`): switch the narrow-phase backend,
-//! set the volume sampling and the CInDeR resolution, pause and single-step, toggle the debug
+//! set the volume sampling (uniform spacing, or the adaptive EBPI tolerance, ray budget and
+//! resolution of Wang–Faure–Pai 2012 §3–5) and the CInDeR resolution, pause and single-step, toggle the debug
 //! gizmos, inspect one body, and read the per-stage timings and counts of the last step.
 //!
 //! Nothing here runs while [`OverlayState::visible`] is false (the panel system has a run
@@ -10,6 +11,7 @@ use crate::components::{AngularVelocity, LinearVelocity, RigidBody, Sleeping};
 use crate::debug_gizmos::InterfereGizmos;
 use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
 use crate::stepper::PhysicsWorld;
+use crate::{AdaptiveSampling, ContactSampling, Tolerance};
 use bevy::gizmos::config::GizmoConfigStore;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
@@ -38,6 +40,59 @@ impl Plugin for InterfereOverlayPlugin {
                 EguiPrimaryContextPass,
                 panel.run_if(|s: Res<OverlayState>| s.visible),
             );
+    }
+}
+
+/// Uniform or adaptive (EBPI) volume sampling, with the spacing, or the tolerance, ray budget
+/// and EBPI resolution.
+fn volume_sampling_controls(ui: &mut egui::Ui, settings: &mut PhysicsSettings) {
+    let mut adaptive = matches!(settings.volume_sampling, ContactSampling::Adaptive(_));
+    ui.horizontal(|ui| {
+        ui.label("volume sampling");
+        ui.radio_value(&mut adaptive, false, "uniform");
+        ui.radio_value(&mut adaptive, true, "adaptive (EBPI, CPU)");
+    });
+    match (adaptive, &mut settings.volume_sampling) {
+        (false, ContactSampling::Adaptive(_)) => {
+            settings.volume_sampling = ContactSampling::Uniform;
+        }
+        (true, ContactSampling::Uniform) => {
+            settings.volume_sampling = ContactSampling::Adaptive(AdaptiveSampling::default());
+        }
+        _ => {}
+    }
+    match &mut settings.volume_sampling {
+        ContactSampling::Uniform => {
+            ui.add(
+                egui::Slider::new(&mut settings.volume_spacing, 0.01..=0.5)
+                    .logarithmic(true)
+                    .text("volume ray spacing (× size)"),
+            );
+        }
+        ContactSampling::Adaptive(a) => {
+            match &mut a.tolerance {
+                Tolerance::Relative(t) => ui.add(
+                    egui::Slider::new(t, 1e-6..=0.1)
+                        .logarithmic(true)
+                        .text("volume tolerance (× smaller volume)"),
+                ),
+                Tolerance::Absolute(t) => ui.add(
+                    egui::Slider::new(t, 1e-12..=1.0)
+                        .logarithmic(true)
+                        .text("volume tolerance (absolute)"),
+                ),
+            };
+            ui.add(
+                egui::Slider::new(&mut a.ray_budget, 16..=1 << 16)
+                    .logarithmic(true)
+                    .text("rays per pair"),
+            );
+            ui.add(
+                egui::Slider::new(&mut a.finest_resolution, 8..=256)
+                    .logarithmic(true)
+                    .text("EBPI resolution"),
+            );
+        }
     }
 }
 
@@ -88,11 +143,7 @@ fn panel(
                     (None, None) => ui.label("GPU: not set up yet"),
                 };
             }
-            ui.add(
-                egui::Slider::new(&mut settings.volume_spacing, 0.01..=0.5)
-                    .logarithmic(true)
-                    .text("volume ray spacing (× size)"),
-            );
+            volume_sampling_controls(ui, &mut settings);
             ui.add(
                 egui::Slider::new(&mut settings.cinder_resolution, 32..=2048)
                     .logarithmic(true)
