@@ -32,6 +32,6 @@ pub use mesh_volume::{
     MeshVolumeSource, MeshVolumeStats, overlap_box_volume, split_adaptive_volume,
     split_mesh_volume,
 };
-pub use scene::{BuiltScene, Scene, SceneError};
+pub use scene::{AdaptiveSpec, BuiltScene, Scene, SceneError};
 pub use solver::{Solver, SolverSettings};
 pub use world::{World, WorldError, WorldSettings};

@@ -8,12 +8,12 @@
 use crate::body::{BodyError, Material, RigidBody};
 use crate::contact::{BodyId, HalfSpaceSource, Plane};
 use crate::mass::{MassError, mass_properties};
-use crate::mesh_volume::{MeshSpacing, MeshVolumeSource};
+use crate::mesh_volume::{AdaptiveSampling, ContactSampling, MeshSpacing, MeshVolumeSource};
 use crate::solver::SolverSettings;
 use crate::world::{World, WorldError, WorldSettings};
 use glam::{DQuat, DVec3, Vec3};
 use interfere_geometry::threads::{ThreadSpec, bolt, nut};
-use interfere_geometry::{MeshOptions, Solid, io, shapes};
+use interfere_geometry::{MeshOptions, Solid, Tolerance, io, shapes};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -102,11 +102,71 @@ pub struct Scene {
     /// Pairs needing more volume rays than this are skipped (default 2¹⁸).
     #[serde(default)]
     pub max_rays_per_pair: Option<u64>,
+    /// Adaptive (EBPI) contact sampling instead of the uniform lattice (Wang–Faure–Pai 2012
+    /// §3–5; `volume_spacing` is then unused). Default: uniform.
+    #[serde(default)]
+    pub adaptive_sampling: Option<AdaptiveSpec>,
     /// Static ground planes.
     #[serde(default)]
     pub planes: Vec<PlaneSpec>,
     /// The bodies.
     pub bodies: Vec<BodySpec>,
+}
+
+/// Adaptive contact sampling of a scene ([`crate::AdaptiveSampling`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveSpec {
+    /// Rays one pair's query may cast over its three views.
+    pub ray_budget: u64,
+    /// Volume tolerance asked for first, as a fraction of the smaller solid's volume (default
+    /// 10⁻⁴); loosened while the plan needs more than `ray_budget` rays.
+    #[serde(default = "default_relative_tolerance")]
+    pub relative_tolerance: f64,
+    /// EBPI resolution, pixels per side (default 64).
+    #[serde(default = "default_ebpi_resolution")]
+    pub finest_resolution: u32,
+}
+
+fn default_relative_tolerance() -> f64 {
+    1e-4
+}
+fn default_ebpi_resolution() -> u32 {
+    64
+}
+
+impl AdaptiveSpec {
+    fn sampling(&self) -> Result<ContactSampling, SceneError> {
+        let world_invalid = |field: &'static str, reason: String| SceneError::Invalid {
+            body: "world".into(),
+            field,
+            reason,
+        };
+        if self.ray_budget == 0 {
+            return Err(world_invalid(
+                "adaptive_sampling.ray_budget",
+                "must be > 0".into(),
+            ));
+        }
+        let t = self.relative_tolerance;
+        if !(t.is_finite() && t > 0.0 && t < 1.0) {
+            return Err(world_invalid(
+                "adaptive_sampling.relative_tolerance",
+                format!("{t} is not in (0, 1)"),
+            ));
+        }
+        if !(1..=4096).contains(&self.finest_resolution) {
+            return Err(world_invalid(
+                "adaptive_sampling.finest_resolution",
+                format!("{} is not in 1..=4096", self.finest_resolution),
+            ));
+        }
+        Ok(ContactSampling::Adaptive(AdaptiveSampling {
+            tolerance: Tolerance::Relative(t),
+            finest_resolution: self.finest_resolution,
+            ray_budget: self.ray_budget,
+        }))
+    }
 }
 
 fn default_gravity() -> [f64; 3] {
@@ -358,6 +418,9 @@ impl Scene {
                 return Err(world_invalid("max_rays_per_pair", "must be > 0".into()));
             }
             meshes.max_rays = n;
+        }
+        if let Some(a) = &self.adaptive_sampling {
+            meshes.sampling = a.sampling()?;
         }
         let mut names = Vec::new();
         let mut solids = Vec::new();
@@ -694,6 +757,8 @@ mod tests {
             "nut_and_bolt.json",
             "nut_and_bolt_locked.json",
             "ruina_wheels.json",
+            "small_obstacle_adaptive.json",
+            "small_obstacle_uniform.json",
         ] {
             assert!(
                 names.iter().any(|n| n == scene),
