@@ -161,20 +161,6 @@ fn log_step(
     }
 }
 
-fn summary(v: &[f64]) -> serde_json::Value {
-    if v.is_empty() {
-        return serde_json::Value::Null;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    serde_json::json!({
-        "mean": s.iter().sum::<f64>() / s.len() as f64,
-        "median": s[s.len() / 2],
-        "p95": s[(s.len() * 95 / 100).min(s.len() - 1)],
-        "max": s[s.len() - 1],
-    })
-}
-
 /// The armadillo mesh as a closed solid, or the reason it cannot be used.
 fn load(path: &std::path::Path) -> Result<Solid, String> {
     if !path.exists() {
@@ -205,15 +191,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let backend = match args.value("--backend").unwrap_or("cpu") {
-        "cpu" => Backend::Cpu,
-        "gpu" => Backend::Gpu,
-        "gpu-blocking" => Backend::GpuBlocking,
-        other => {
-            eprintln!("--backend: '{other}' is not cpu, gpu or gpu-blocking");
-            std::process::exit(2);
-        }
-    };
+    let backend = args.backend();
     let count = args.parsed("--count", 3usize).clamp(1, 8);
     let spacing: f32 = args.parsed("--spacing", 0.01);
     let triangles = solid.triangles().len();
@@ -255,12 +233,13 @@ fn main() {
             "backends_used": backends,
             "steps": log.total_ms.len(),
             "first_step_ms": log.total_ms.first(),
-            "step_ms_after_the_first": summary(log.total_ms.get(1..).unwrap_or_default()),
-            "narrow_phase_ms": summary(&log.narrow_ms),
-            "volume_ms": summary(&log.volume_ms),
-            "solver_ms": summary(&log.solver_ms),
-            "gpu_end_to_end_ms": summary(&log.gpu_ms),
-            "rays_per_step": summary(&log.rays),
+            "step_ms_after_the_first": support::summary(log.total_ms.get(1..).unwrap_or_default()),
+            "narrow_phase_ms": support::summary(&log.narrow_ms),
+            "volume_ms": support::summary(&log.volume_ms),
+            "solver_ms": support::summary(&log.solver_ms),
+            "gpu_end_to_end_ms": support::summary(&log.gpu_ms),
+            "rays_per_step_mean": log.rays.iter().sum::<f64>() / log.rays.len().max(1) as f64,
+            "rays_per_step_max": log.rays.iter().copied().fold(0.0, f64::max),
             "max_interfering_pairs": log.max_interfering,
             "armadillo_pair_contacts": log.armadillo_contacts,
             "max_armadillo_intersection_volume_m3": log.max_armadillo_volume,

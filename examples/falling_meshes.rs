@@ -167,35 +167,12 @@ fn enable_sample_gizmos(mut store: ResMut<GizmoConfigStore>) {
     ext.sample_density = true;
 }
 
-fn summary(v: &[f64]) -> serde_json::Value {
-    if v.is_empty() {
-        return serde_json::Value::Null;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let mean = s.iter().sum::<f64>() / s.len() as f64;
-    serde_json::json!({
-        "mean_ms": mean,
-        "median_ms": s[s.len() / 2],
-        "p95_ms": s[(s.len() * 95 / 100).min(s.len() - 1)],
-        "max_ms": s[s.len() - 1],
-    })
-}
-
 fn main() {
     let args = DemoArgs::parse(
         240,
         " [--bodies N] [--backend cpu|gpu|gpu-blocking] [--overlay] [--overlay-hidden] [--gizmos] [--ray-samples]",
     );
-    let backend = match args.value("--backend").unwrap_or("cpu") {
-        "cpu" => Backend::Cpu,
-        "gpu" => Backend::Gpu,
-        "gpu-blocking" => Backend::GpuBlocking,
-        other => {
-            eprintln!("--backend: '{other}' is not cpu, gpu or gpu-blocking");
-            std::process::exit(2);
-        }
-    };
+    let backend = args.backend();
     let bodies = args.parsed("--bodies", 40usize);
     let mut app = support::base_app(&args, "Interfere: falling meshes", 60.0);
     app.insert_resource(backend)
@@ -248,11 +225,11 @@ fn main() {
             "backend_requested": backend.name(),
             "backends_used": backends,
             "steps": log.total_ms.len(),
-            "step": summary(&log.total_ms),
-            "narrow_phase": summary(&log.narrow_ms),
-            "volume": summary(&log.volume_ms),
-            "solver": summary(&log.solver_ms),
-            "gpu_end_to_end": summary(&log.gpu_ms),
+            "step": support::summary(&log.total_ms),
+            "narrow_phase": support::summary(&log.narrow_ms),
+            "volume": support::summary(&log.volume_ms),
+            "solver": support::summary(&log.solver_ms),
+            "gpu_end_to_end": support::summary(&log.gpu_ms),
             "max_interfering_pairs": log.max_interfering,
             "collisions_started": log.started,
             "collisions_ended": log.ended,

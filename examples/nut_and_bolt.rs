@@ -281,15 +281,7 @@ fn main() {
     };
     let spacing: f32 = args.parsed("--spacing", 0.1);
     let locked_friction: f32 = args.parsed("--locked-friction", 0.2);
-    let backend = match args.value("--backend").unwrap_or("cpu") {
-        "cpu" => Backend::Cpu,
-        "gpu" => Backend::Gpu,
-        "gpu-blocking" => Backend::GpuBlocking,
-        other => {
-            eprintln!("--backend: '{other}' is not cpu, gpu or gpu-blocking");
-            std::process::exit(2);
-        }
-    };
+    let backend = args.backend();
     let mut app = support::base_app(&args, "Interfere: nut and bolt", HZ);
     app.insert_resource(backend)
         .insert_resource(Config {

@@ -134,15 +134,7 @@ fn main() {
         speed: args.parsed("--speed", 0.6),
         sagitta: args.parsed("--sagitta", 5e-4),
     };
-    let backend = match args.value("--backend").unwrap_or("cpu") {
-        "cpu" => Backend::Cpu,
-        "gpu" => Backend::Gpu,
-        "gpu-blocking" => Backend::GpuBlocking,
-        other => {
-            eprintln!("--backend: '{other}' is not cpu, gpu or gpu-blocking");
-            std::process::exit(2);
-        }
-    };
+    let backend = args.backend();
     let mut app = support::base_app(&args, "Interfere: Ruina wheels", HZ);
     app.insert_resource(backend)
         .insert_resource(launch)

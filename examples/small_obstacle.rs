@@ -249,15 +249,7 @@ fn main() {
     let spacing: f32 = args.parsed("--spacing", 0.01);
     let speed: f32 = args.parsed("--speed", 0.5);
     let backend_name = args.value("--backend").unwrap_or("cpu").to_string();
-    let backend = match backend_name.as_str() {
-        "cpu" => Backend::Cpu,
-        "gpu" => Backend::Gpu,
-        "gpu-blocking" => Backend::GpuBlocking,
-        other => {
-            eprintln!("--backend: '{other}' is not cpu, gpu or gpu-blocking");
-            std::process::exit(2);
-        }
-    };
+    let backend = args.backend();
     let sampling = args.value("--sampling").unwrap_or("both").to_string();
     let (mode, child) = match sampling.as_str() {
         "adaptive" => (Mode::Adaptive, false),

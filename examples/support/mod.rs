@@ -112,6 +112,21 @@ impl DemoArgs {
         self.extra.iter().any(|(k, _)| k == name)
     }
 
+    /// The narrow-phase backend of `--backend cpu|gpu|gpu-blocking` (default `cpu`); exits with
+    /// a message on any other value.
+    pub fn backend(&self) -> bevy_interfere::Backend {
+        use bevy_interfere::Backend;
+        match self.value("--backend").unwrap_or("cpu") {
+            "cpu" => Backend::Cpu,
+            "gpu" => Backend::Gpu,
+            "gpu-blocking" => Backend::GpuBlocking,
+            other => {
+                eprintln!("--backend: '{other}' is not cpu, gpu or gpu-blocking");
+                std::process::exit(2)
+            }
+        }
+    }
+
     /// A parsed scene value, or the default; exits with a message when malformed.
     pub fn parsed<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
         match self.value(name) {
@@ -258,22 +273,30 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
     }
 }
 
-/// Mean, median, 95th percentile and maximum of the frame times (one `App::update` and the
-/// wait for the GPU queue each), the first tenth left out as warm-up (pipeline compilation).
-fn frame_summary(ms: &mut [f64]) -> serde_json::Value {
-    let skip = ms.len() / 10;
-    let s = &mut ms[skip..];
-    if s.is_empty() {
+/// Mean, median, 95th percentile and maximum of `v` (times in milliseconds), `null` when empty.
+pub fn summary(v: &[f64]) -> serde_json::Value {
+    if v.is_empty() {
         return serde_json::Value::Null;
     }
+    let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     serde_json::json!({
-        "warm_up_frames_left_out": skip,
         "mean_ms": s.iter().sum::<f64>() / s.len() as f64,
         "median_ms": s[s.len() / 2],
         "p95_ms": s[(s.len() * 95 / 100).min(s.len() - 1)],
         "max_ms": s[s.len() - 1],
     })
+}
+
+/// Mean, median, 95th percentile and maximum of the frame times (one `App::update` and the
+/// wait for the GPU queue each), the first tenth left out as warm-up (pipeline compilation).
+fn frame_summary(ms: &mut [f64]) -> serde_json::Value {
+    let skip = ms.len() / 10;
+    let mut value = summary(&ms[skip..]);
+    if let serde_json::Value::Object(map) = &mut value {
+        map.insert("warm_up_frames_left_out".into(), skip.into());
+    }
+    value
 }
 
 fn wait_for_gpu(app: &mut App) {
