@@ -40,6 +40,8 @@ mod views;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod view_tests;
 
 use super::VolumeError;
 use super::ray_bvh::{RayMesh, pose_is_finite};
