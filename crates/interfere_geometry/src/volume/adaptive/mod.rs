@@ -115,7 +115,9 @@ pub enum ViewDirections {
     Axes,
     /// The rotation minimising Eq. 12 over the area-weighted normals of both meshes' triangles
     /// whose bounding boxes meet the overlap box (in A's frame) of the meshes' bounding boxes
-    /// ([`view_moments`], [`NormalMoments::optimise`]).
+    /// ([`view_moments`], [`NormalMoments::optimise`]). Measured: more rays than
+    /// [`ViewDirections::Axes`] at equal tolerance on box pairs, about as many on sphere pairs
+    /// (docs/algorithms.md).
     Optimised,
     /// The columns of this rotation's matrix, in A's frame (normalised; refused with
     /// [`VolumeError::InvalidViewRotation`] unless finite and non-zero).
