@@ -251,6 +251,7 @@ fn adaptive_within_budget(
             max_rays: budget,
             finest_resolution: a.finest_resolution,
             collect_points: true,
+            view: Default::default(),
         };
         match av.compute(b_to_a, &opts) {
             Ok(r) => {

@@ -24,6 +24,7 @@ fn adaptive_opts(tol: f64) -> AdaptiveOptions {
         max_rays: 1 << 22,
         finest_resolution: 64,
         collect_points: true,
+        view: Default::default(),
     }
 }
 

@@ -20,7 +20,9 @@ pub mod uniform;
 #[cfg(test)]
 mod tests;
 
-pub use adaptive::{AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, adaptive_volume};
+pub use adaptive::{
+    AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, ViewDirections, adaptive_volume,
+};
 pub use ray_bvh::{AxisRay, RayHit, RayMesh};
 pub use uniform::{
     Sampling, SurfacePoint, UniformOptions, UniformVolume, VolumeResult, uniform_volume,
@@ -54,6 +56,9 @@ pub enum VolumeError {
         /// The limit.
         limit: u64,
     },
+    /// The fixed view rotation of an adaptive query is not finite or is zero.
+    #[error("the view rotation must be a finite non-zero quaternion")]
+    InvalidViewRotation,
     /// A tree was built over a different mesh.
     #[error("the tree has {tree} triangles but the mesh has {mesh}")]
     TreeMismatch {

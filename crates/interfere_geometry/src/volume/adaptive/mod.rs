@@ -23,26 +23,37 @@
 //! piecewise-linear length function inside a tile, but not a proof (a transient edge that no
 //! tile centre brackets can escape, Fig. 7a); the tests compare against exact volumes.
 //!
-//! The viewing-direction optimization (section 4.4, Eq. 12) is not implemented: the views are
-//! A's coordinate axes.
+//! **Viewing directions (section 4.4, Eq. 12).** By default the views are A's coordinate axes.
+//! [`AdaptiveOptions::view`] can rotate them ([`ViewDirections`]): both meshes are then placed in
+//! the view frame (A at `Rᵀ`, B at `Rᵀ · b_to_a`, with `R`'s columns the view axes in A's frame),
+//! sampled there, and every output is rotated back into A's frame (gradients, points, normals,
+//! force, torque); [`VolumeResult::axis_volumes`], [`VolumeResult::pixel_area`] and
+//! [`SurfacePoint::axis`](super::SurfacePoint::axis) stay per view axis. The optimised view
+//! minimises Eq. 12 over the area-weighted normals of the triangles that meet the overlap box
+//! (module `views`).
 
 mod ebpi;
 mod pyramid;
 mod refine;
 mod tile_size;
+mod views;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod view_tests;
 
 use super::VolumeError;
 use super::ray_bvh::{RayMesh, pose_is_finite};
 use super::uniform::VolumeResult;
 use crate::bvh::BalancedTree;
+use crate::mesh::TriMesh;
 use crate::pose::DPose;
 use crate::topology::Solid;
 use ebpi::{Ebpi, EdgeSource};
-use glam::DVec3;
+use glam::{DMat3, DQuat, DVec3};
 use refine::{AxisJob, run_axis};
+pub use views::{NormalMoments, ViewOptimum};
 
 /// Share of the tolerance given to the a-priori edge bounds (the rest goes to transient edges).
 const EDGE_SHARE: f64 = 0.75;
@@ -92,6 +103,25 @@ pub struct AdaptiveOptions {
     pub finest_resolution: u32,
     /// Whether to fill [`VolumeResult::points`].
     pub collect_points: bool,
+    /// The three orthogonal sampling directions (section 4.4).
+    pub view: ViewDirections,
+}
+
+/// The sampling directions of an adaptive query (Wang, Faure & Pai 2012, section 4.4).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum ViewDirections {
+    /// A's coordinate axes.
+    #[default]
+    Axes,
+    /// The rotation minimising Eq. 12 over the area-weighted normals of both meshes' triangles
+    /// whose bounding boxes meet the overlap box (in A's frame) of the meshes' bounding boxes
+    /// ([`view_moments`], [`NormalMoments::optimise`]). Measured: more rays than
+    /// [`ViewDirections::Axes`] at equal tolerance on box pairs, about as many on sphere pairs
+    /// (docs/algorithms.md).
+    Optimised,
+    /// The columns of this rotation's matrix, in A's frame (normalised; refused with
+    /// [`VolumeError::InvalidViewRotation`] unless finite and non-zero).
+    Fixed(DQuat),
 }
 
 impl Default for AdaptiveOptions {
@@ -104,6 +134,7 @@ impl Default for AdaptiveOptions {
             max_rays: 1 << 24,
             finest_resolution: 64,
             collect_points: true,
+            view: ViewDirections::Axes,
         }
     }
 }
@@ -125,6 +156,43 @@ pub struct AdaptiveResult {
     pub tolerance_met: bool,
     /// Rays cast by transient-edge refinement (included in `ray_count`).
     pub refined_rays: usize,
+    /// The view rotation used: the columns of its matrix are the sampling axes in A's frame
+    /// (the identity for [`ViewDirections::Axes`]).
+    pub view: DQuat,
+}
+
+/// The fourth-order normal moments (Eq. 12) of the triangles of `a` and of `b` (placed in A's
+/// frame by `b_to_a`) whose bounding boxes meet the overlap of the two meshes' bounding boxes in
+/// A's frame; empty when the boxes do not overlap.
+pub fn view_moments(a: &TriMesh, b: &TriMesh, b_to_a: &DPose) -> NormalMoments {
+    let va: Vec<DVec3> = a.vertices().iter().map(|v| v.as_dvec3()).collect();
+    let vb: Vec<DVec3> = b
+        .vertices()
+        .iter()
+        .map(|&v| b_to_a.transform_point(v))
+        .collect();
+    let bounds = |v: &[DVec3]| {
+        v.iter()
+            .fold([DVec3::INFINITY, DVec3::NEG_INFINITY], |[l, h], &p| {
+                [l.min(p), h.max(p)]
+            })
+    };
+    let (ba, bb) = (bounds(&va), bounds(&vb));
+    let (lo, hi) = (ba[0].max(bb[0]), ba[1].min(bb[1]));
+    let mut m = NormalMoments::new();
+    if !lo.cmple(hi).all() {
+        return m;
+    }
+    for (mesh, v) in [(a, &va), (b, &vb)] {
+        for t in mesh.triangles() {
+            let p = t.map(|i| v[i as usize]);
+            let (tl, th) = (p[0].min(p[1]).min(p[2]), p[0].max(p[1]).max(p[2]));
+            if tl.cmple(hi).all() && th.cmpge(lo).all() {
+                m.add_triangle(p);
+            }
+        }
+    }
+    m
 }
 
 /// Two solids with their trees, for repeated adaptive volume queries under changing poses.
@@ -186,8 +254,32 @@ impl<'a> AdaptiveVolume<'a> {
         let tolerance = options
             .tolerance
             .absolute(self.a.volume(), self.b.volume())?;
-        let ma = RayMesh::new(self.a, &self.tree_a, &DPose::IDENTITY)?;
-        let mb = RayMesh::new(self.b, &self.tree_b, b_to_a)?;
+        let view = match options.view {
+            ViewDirections::Axes => DQuat::IDENTITY,
+            ViewDirections::Fixed(q) => {
+                if !(q.is_finite() && q.length() > 1e-12) {
+                    return Err(VolumeError::InvalidViewRotation);
+                }
+                q.normalize()
+            }
+            ViewDirections::Optimised => {
+                view_moments(self.a, self.b, b_to_a).optimise(None).rotation
+            }
+        };
+        // The view frame: A at Rᵀ, B at Rᵀ · b_to_a (exactly the A frame for the axes).
+        let rot = DMat3::from_quat(view);
+        let rotated = rot != DMat3::IDENTITY;
+        let (pose_a, pose_b) = if rotated {
+            let to_view = DPose {
+                rotation: rot.transpose(),
+                translation: DVec3::ZERO,
+            };
+            (to_view, to_view.mul(b_to_a))
+        } else {
+            (DPose::IDENTITY, *b_to_a)
+        };
+        let ma = RayMesh::new(self.a, &self.tree_a, &pose_a)?;
+        let mb = RayMesh::new(self.b, &self.tree_b, &pose_b)?;
         let mut out = AdaptiveResult {
             result: VolumeResult {
                 volume: 0.0,
@@ -205,6 +297,7 @@ impl<'a> AdaptiveVolume<'a> {
             axis_error_bounds: [0.0; 3],
             tolerance_met: true,
             refined_rays: 0,
+            view,
         };
         let lo = ma.bounds()[0].max(mb.bounds()[0]);
         let hi = ma.bounds()[1].min(mb.bounds()[1]);
@@ -274,8 +367,19 @@ impl<'a> AdaptiveVolume<'a> {
         let r = &mut out.result;
         r.volume = r.axis_volumes.iter().sum::<f64>() / 3.0;
         out.error_bound = out.axis_error_bounds.iter().sum::<f64>() / 3.0;
+        if rotated {
+            // Back into A's frame.
+            for g in r.gradient_a.iter_mut().chain(r.gradient_b.iter_mut()) {
+                *g = rot * *g;
+            }
+            for p in &mut r.points {
+                p.point = rot * p.point;
+                p.normal = rot * p.normal;
+            }
+        }
         let c = options.centre;
         for (g, &p) in r.gradient_b.iter().zip(mb.vertices()) {
+            let p = if rotated { rot * p } else { p };
             r.force -= *g;
             r.torque -= (p - c).cross(*g);
         }

@@ -23,7 +23,7 @@ fn opts(tolerance: Tolerance) -> AdaptiveOptions {
 
 /// Exact volume of convex `a ∩ b` (both convex, B placed by `p`): B's triangles clipped by the
 /// planes of A's triangles.
-fn exact_convex(a: &Solid, b: &Solid, p: &DPose) -> f64 {
+pub(super) fn exact_convex(a: &Solid, b: &Solid, p: &DPose) -> f64 {
     let faces: Vec<Vec<DVec3>> = b
         .triangles()
         .iter()
