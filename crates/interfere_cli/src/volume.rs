@@ -13,6 +13,7 @@ use clap::Args;
 use interfere_geometry::glam::DVec3;
 use interfere_geometry::volume::{
     AdaptiveOptions, AdaptiveVolume, Sampling, Tolerance, UniformOptions, UniformVolume,
+    ViewDirections,
 };
 use interfere_geometry::{MeshOptions, Solid, io};
 use serde::Serialize;
@@ -39,6 +40,11 @@ pub struct VolumeArgs {
     /// Finest EBPI image resolution (pixels per side) for `--method adaptive`.
     #[arg(long, default_value_t = 64)]
     ebpi_resolution: u32,
+    /// Sampling directions for `--method adaptive`: the axes of A's frame, or the rotation
+    /// minimising the normal-orthogonality energy of Wang–Faure–Pai 2012 Eq. 12 (see
+    /// docs/algorithms.md: on box pairs it casts more rays, not fewer).
+    #[arg(long, value_enum, default_value_t = ViewArg::Axes)]
+    view: ViewArg,
     /// Cast the uniform rays on the GPU (wgpu compute; lines too close to call in `f32` are
     /// recast exactly on the CPU, so the answer equals the CPU's).
     #[arg(long)]
@@ -46,6 +52,15 @@ pub struct VolumeArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// Sampling directions of the adaptive method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ViewArg {
+    /// The axes of A's frame.
+    Axes,
+    /// Optimised by Eq. 12.
+    Optimised,
 }
 
 /// How the volume is sampled.
@@ -152,6 +167,10 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
                 tolerance,
                 finest_resolution: args.ebpi_resolution,
                 collect_points: false,
+                view: match args.view {
+                    ViewArg::Axes => ViewDirections::Axes,
+                    ViewArg::Optimised => ViewDirections::Optimised,
+                },
                 ..AdaptiveOptions::default()
             };
             let t = Instant::now();

@@ -158,7 +158,11 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
     ]);
     assert!(ok, "{err}");
     let fine = json(&out)["volume"].as_f64().unwrap();
-    for tol in ["3e-2abs", "1e-2abs"] {
+    for (tol, view) in [
+        ("3e-2abs", "axes"),
+        ("1e-2abs", "axes"),
+        ("3e-2abs", "optimised"),
+    ] {
         let (ok, out, err) = interfere(&[
             "volume",
             c,
@@ -169,6 +173,8 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
             "adaptive",
             "--tolerance",
             tol,
+            "--view",
+            view,
             "--json",
         ]);
         assert!(ok, "{err}");
@@ -177,7 +183,10 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
         let got = v["volume"].as_f64().unwrap();
         assert_eq!(v["method"], "adaptive");
         assert!(v["error_bound"].as_f64().unwrap() <= t);
-        assert!((got - fine).abs() <= t, "tolerance {tol}: {got} vs {fine}");
+        assert!(
+            (got - fine).abs() <= t,
+            "tolerance {tol}, view {view}: {got} vs {fine}"
+        );
     }
     // The GPU volume equals the CPU's (lines too close to call are recast exactly).
     if interfere_gpu::testing::gpu_or_skip("cli volume --gpu").is_some() {
