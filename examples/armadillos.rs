@@ -207,17 +207,9 @@ fn main() {
         settings.volume_spacing_absolute = Some(spacing);
     }
     support::run(app, &args, move |world| {
-        let mut lowest = f32::INFINITY;
-        let mut heights = Vec::new();
-        let mut q =
-            world.query_filtered::<(&Transform, &bevy_interfere::ColliderShape), With<Armadillo>>();
-        for (t, shape) in q.iter(world) {
-            heights.push(t.translation.y);
-            for v in shape.solid().vertices() {
-                let w = t.transform_point(Vec3::from_array(v.to_array()));
-                lowest = lowest.min(w.y);
-            }
-        }
+        let mut q = world.query_filtered::<&Transform, With<Armadillo>>();
+        let heights: Vec<f32> = q.iter(world).map(|t| t.translation.y).collect();
+        let lowest = support::lowest_vertex::<Armadillo>(world);
         let log = world.resource::<StepLog>();
         let mut backends = log.backends.clone();
         backends.dedup();

@@ -198,7 +198,6 @@ fn main() {
         app.add_systems(Startup, enable_sample_gizmos);
     }
     support::run(app, &args, |world| {
-        let mut lowest = f32::INFINITY;
         let mut fastest = 0.0f32;
         let mut asleep = 0;
         let mut dropped = 0;
@@ -208,14 +207,7 @@ fn main() {
             fastest = fastest.max(v.0.length());
             asleep += usize::from(s);
         }
-        let mut q =
-            world.query_filtered::<(&Transform, &bevy_interfere::ColliderShape), With<Dropped>>();
-        for (t, shape) in q.iter(world) {
-            for v in shape.solid().vertices() {
-                let w = t.transform_point(Vec3::from_array(v.to_array()));
-                lowest = lowest.min(w.y);
-            }
-        }
+        let lowest = support::lowest_vertex::<Dropped>(world);
         let log = world.resource::<StepLog>();
         let mut backends = log.backends.clone();
         backends.dedup();

@@ -273,6 +273,18 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
     }
 }
 
+/// The lowest world-space mesh vertex (y) of the bodies marked with `M`; infinity if none.
+pub fn lowest_vertex<M: Component>(world: &mut World) -> f32 {
+    let mut lowest = f32::INFINITY;
+    let mut q = world.query_filtered::<(&Transform, &bevy_interfere::ColliderShape), With<M>>();
+    for (t, shape) in q.iter(world) {
+        for v in shape.solid().vertices() {
+            lowest = lowest.min(t.transform_point(Vec3::from_array(v.to_array())).y);
+        }
+    }
+    lowest
+}
+
 /// Mean, median, 95th percentile and maximum of `v` (times in milliseconds), `null` when empty.
 pub fn summary(v: &[f64]) -> serde_json::Value {
     if v.is_empty() {

@@ -1,7 +1,7 @@
 //! Helpers shared by the crate's unit tests (not part of the public API).
 
 use crate::pose::{DPose, Pose};
-use glam::{Quat, Vec3};
+use glam::{DVec3, Quat, Vec3};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -20,4 +20,19 @@ pub(crate) fn random_pose(rng: &mut ChaCha8Rng, reach: f32) -> DPose {
         rng.random_range(-reach..reach),
     );
     Pose::new(Quat::from_axis_angle(axis, rng.random_range(0.0..6.3)), t).to_f64()
+}
+
+/// A uniformly distributed random unit vector (rejection sampling in the unit ball).
+pub(crate) fn random_unit(rng: &mut ChaCha8Rng) -> DVec3 {
+    loop {
+        let v = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        );
+        let l = v.length();
+        if l > 0.1 && l <= 1.0 {
+            return v / l;
+        }
+    }
 }

@@ -13,19 +13,7 @@ use glam::Vec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-fn random_unit(rng: &mut ChaCha8Rng) -> DVec3 {
-    loop {
-        let v = DVec3::new(
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-        );
-        let l = v.length();
-        if l > 0.1 && l <= 1.0 {
-            return v / l;
-        }
-    }
-}
+use crate::test_support::random_unit;
 
 fn random_rotation(rng: &mut ChaCha8Rng) -> DQuat {
     DQuat::from_xyzw(
