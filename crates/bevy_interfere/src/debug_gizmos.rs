@@ -129,32 +129,23 @@ pub struct RaySegment {
 
 /// The sampled segments of a volume result, from its interval endpoints
 /// ([`VolumeResult::points`], filled when points are collected): consecutive entry and exit
-/// points on the same line. A point that has no partner on its line (only possible for an
-/// open mesh) is skipped.
+/// points of each line ([`VolumeResult::lines`]). A point without a partner on its line (only
+/// possible for an open mesh) is skipped.
 pub fn ray_segments(result: &VolumeResult) -> Vec<RaySegment> {
-    let pts = &result.points;
-    let mut out = Vec::with_capacity(pts.len() / 2);
-    let mut i = 0;
-    while i + 1 < pts.len() {
-        let (p, q) = (&pts[i], &pts[i + 1]);
-        let k = p.axis as usize;
-        let same_line = p.axis == q.axis
-            && k < 3
-            && (0..3).all(|j| j == k || p.point[j] == q.point[j])
-            && q.point[k] >= p.point[k];
-        if !same_line {
-            i += 1;
-            continue;
-        }
-        out.push(RaySegment {
-            start: p.point,
-            end: q.point,
-            axis: p.axis,
-            cell_area: p.area * p.normal[k].abs(),
-        });
-        i += 2;
-    }
-    out
+    result
+        .lines()
+        .flat_map(|line| line.chunks_exact(2))
+        .filter_map(|ends| {
+            let (p, q) = (&ends[0], &ends[1]);
+            let k = p.axis as usize;
+            (k < 3 && q.point[k] >= p.point[k]).then(|| RaySegment {
+                start: p.point,
+                end: q.point,
+                axis: p.axis,
+                cell_area: p.area * p.normal[k].abs(),
+            })
+        })
+        .collect()
 }
 
 /// The recast samples of the first `sampled_pairs` interfering pairs, in world space.

@@ -19,8 +19,7 @@ use bevy::platform::collections::{HashMap, HashSet};
 use bevy::prelude::*;
 use interfere_dynamics::{
     BodyKind, ContactSampling, ContactSource, Contacts, MassProperties, Material,
-    RigidBody as DynBody, VolumeContact, World, WorldSettings, split_adaptive_volume,
-    split_mesh_volume,
+    RigidBody as DynBody, VolumeContact, World, WorldSettings,
 };
 use interfere_geometry::glam::{DQuat, DVec3};
 use interfere_geometry::{
@@ -639,8 +638,10 @@ pub(crate) fn volume_query(
             &b_to_a,
             settings.max_rays_per_pair,
         ) {
-            Ok(s) if s.in_b_frame => Some((Ok(s.result), pw.pose(p.b))),
-            Ok(s) => Some((Ok(s.result), pa)),
+            Ok(s) => {
+                let pose = s.frame_pose(pa, pw.pose(p.b));
+                Some((Ok(s.result), pose))
+            }
             Err(e) => Some((Err(e.to_string()), pa)),
         };
     }
@@ -742,11 +743,9 @@ pub(crate) fn volume_contacts(
         };
         rays += r.ray_count;
         let mut points = Vec::new();
-        let split = match settings.volume_sampling {
-            ContactSampling::Uniform => split_mesh_volume(&r, &pa),
-            ContactSampling::Adaptive(_) => split_adaptive_volume(&r, &pa),
-        };
-        if let Some((volume, linear, angular, centroid, parts)) = split {
+        if let Some((volume, linear, angular, centroid, parts)) =
+            settings.volume_sampling.split(&r, &pa)
+        {
             let (ba, bb) = (&pw.world.bodies()[p.a], &pw.world.bodies()[p.b]);
             let a0 = (ba.position, ba.orientation);
             let b0 = (bb.position, bb.orientation);

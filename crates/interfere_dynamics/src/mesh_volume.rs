@@ -177,6 +177,14 @@ pub struct AdaptiveSample {
     pub in_b_frame: bool,
 }
 
+impl AdaptiveSample {
+    /// The pose of the frame [`Self::result`] is in: `b_pose` when the query ran in B's frame,
+    /// else `a_pose`. [`split_adaptive_volume`] of the result takes this pose.
+    pub fn frame_pose(&self, a_pose: DPose, b_pose: DPose) -> DPose {
+        if self.in_b_frame { b_pose } else { a_pose }
+    }
+}
+
 /// Volume of the overlap box of `a` and `b` (placed in A's frame by `b_to_a`) as a query in A's
 /// frame sees it: `a`'s bounding box intersected with the axis-aligned box (in A's frame) of the
 /// eight placed corners of `b`'s bounding box. Zero when they do not overlap; infinite on a
@@ -327,6 +335,22 @@ pub enum ContactSampling {
     Adaptive(AdaptiveSampling),
 }
 
+impl ContactSampling {
+    /// The split of a pair's result sampled this way: [`split_mesh_volume`] for a uniform
+    /// result, [`split_adaptive_volume`] for an adaptive one; `pose` is the pose of the frame
+    /// the result is in ([`AdaptiveSample::frame_pose`]).
+    pub fn split(
+        &self,
+        result: &VolumeResult,
+        pose: &DPose,
+    ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
+        match self {
+            ContactSampling::Uniform => split_mesh_volume(result, pose),
+            ContactSampling::Adaptive(_) => split_adaptive_volume(result, pose),
+        }
+    }
+}
+
 /// Counters of the last [`ContactSource::contacts`] call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MeshVolumeStats {
@@ -413,32 +437,25 @@ pub fn split_adaptive_volume(
     result: &VolumeResult,
     a_pose: &DPose,
 ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
+    // `∂V/∂p` of an endpoint standing for its own tile (of area `area · |n_k|`).
+    let weighted = |p: &SurfacePoint| {
+        let k = (p.axis as usize).min(2);
+        (p.point, axis_gradient(p, p.area * p.normal[k].abs()))
+    };
     let mut ends: Vec<(DVec3, DVec3)> = Vec::new();
-    // Endpoints of one ray are consecutive in `points` (one tile's ends): same axis, same line.
-    let mut start = 0;
-    while start < result.points.len() {
-        let first = &result.points[start];
-        let k = (first.axis as usize).min(2);
-        let same_line = |p: &SurfacePoint| {
-            p.axis == first.axis
-                && p.point[(k + 1) % 3] == first.point[(k + 1) % 3]
-                && p.point[(k + 2) % 3] == first.point[(k + 2) % 3]
-        };
-        let end = start
-            + result.points[start..]
-                .iter()
-                .take_while(|p| same_line(p))
-                .count();
+    // One tile's ends lie on one ray.
+    for line in result.lines() {
+        let k = (line[0].axis as usize).min(2);
         // Match opposite B endpoints like brackets along the ray (one tile: equal weights up to
         // rounding); keep the unmatched ones.
         let mut open: Vec<(DVec3, DVec3)> = Vec::new();
-        for p in result.points[start..end].iter().filter(|p| p.on_b) {
-            let g = axis_gradient(p, p.area * p.normal[k].abs());
+        for p in line.iter().filter(|p| p.on_b) {
+            let (x, g) = weighted(p);
             match open.last() {
                 Some(&(_, h)) if h[k] * g[k] < 0.0 => {
                     open.pop();
                 }
-                _ => open.push((p.point, g)),
+                _ => open.push((x, g)),
             }
         }
         // Each remaining endpoint stands for its whole tile: spread it over a square of the
@@ -456,7 +473,6 @@ pub fn split_adaptive_volume(
                 ends.push((y, 0.25 * g));
             }
         }
-        start = end;
     }
     if ends.is_empty() {
         // Every endpoint on B cancelled (B nested in A: no gradient): the plain split, as for
@@ -465,10 +481,7 @@ pub fn split_adaptive_volume(
             .points
             .iter()
             .filter(|p| p.on_b)
-            .map(|p| {
-                let k = (p.axis as usize).min(2);
-                (p.point, axis_gradient(p, p.area * p.normal[k].abs()))
-            })
+            .map(weighted)
             .collect();
     }
     split_weighted(result, a_pose, &ends)
@@ -723,25 +736,11 @@ impl MeshVolumeSource {
                 let s = a
                     .sample_pair(&ea.solid, ta, &eb.solid, tb, &b_to_a, self.max_rays)
                     .ok()?;
-                if s.in_b_frame {
-                    return Some((s.result, bb.mesh_pose(), s.loosened));
-                }
-                (s.result, s.loosened)
+                let pose = s.frame_pose(pa, bb.mesh_pose());
+                return Some((s.result, pose, s.loosened));
             }
         };
         Some((r, pa, loosened))
-    }
-
-    /// The split of a result of [`Self::query`] for the current sampling.
-    fn split(
-        &self,
-        r: &VolumeResult,
-        pa: &DPose,
-    ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
-        match self.sampling {
-            ContactSampling::Uniform => split_mesh_volume(r, pa),
-            ContactSampling::Adaptive(_) => split_adaptive_volume(r, pa),
-        }
     }
 
     /// The split contact of meshes `i` and `j` at the bodies' current poses, as
@@ -758,7 +757,7 @@ impl MeshVolumeSource {
             return None;
         }
         let (r, pa, _) = self.query(bodies, i, j)?;
-        self.split(&r, &pa)
+        self.sampling.split(&r, &pa)
     }
 }
 
@@ -782,7 +781,7 @@ impl ContactSource for MeshVolumeSource {
             };
             self.stats.rays += r.ray_count;
             self.stats.pairs_loosened += usize::from(loosened);
-            let Some((_, _, _, _, parts)) = self.split(&r, &pa) else {
+            let Some((_, _, _, _, parts)) = self.sampling.split(&r, &pa) else {
                 continue;
             };
             self.stats.pairs_touching += 1;

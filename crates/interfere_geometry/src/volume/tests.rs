@@ -800,3 +800,45 @@ fn rotated_boxes_converge_to_the_exact_clipped_polytope() {
         assert!(e64 < e8 && e64 < 1e-3, "{case}: {e8} -> {e64}");
     }
 }
+
+/// `VolumeResult::lines` splits the endpoints into maximal runs on one line each: every run
+/// lies on one axis line, neighbouring runs are on different lines, the runs cover the points
+/// in order, and each run of closed solids holds whole intervals (an even count, the entries
+/// and exits alternating along the line). A point with a NaN coordinate is a run of its own
+/// rather than a stall.
+#[test]
+fn lines_group_the_endpoints_by_sampling_line() {
+    let a = shapes::torus(0.5, 0.2, 24, 12);
+    let b = shapes::icosphere(0.4, 2);
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    let mut runs_seen = 0;
+    for _ in 0..8 {
+        let pose = crate::test_support::random_pose(&mut rng, 0.3);
+        let r = uniform_volume(&a, &b, &pose, &opts(Sampling::Resolution(12))).unwrap();
+        let runs: Vec<&[SurfacePoint]> = r.lines().collect();
+        assert_eq!(runs.iter().map(|l| l.len()).sum::<usize>(), r.points.len());
+        let on_line = |p: &SurfacePoint, q: &SurfacePoint| {
+            let k = p.axis as usize;
+            p.axis == q.axis && (0..3).all(|j| j == k || p.point[j] == q.point[j])
+        };
+        for (i, line) in runs.iter().enumerate() {
+            assert!(line.iter().all(|p| on_line(&line[0], p)));
+            assert_eq!(line.len() % 2, 0, "a closed pair gives whole intervals");
+            let k = line[0].axis as usize;
+            assert!(line.windows(2).all(|w| w[0].point[k] <= w[1].point[k]));
+            if let Some(next) = runs.get(i + 1) {
+                assert!(!on_line(&line[0], &next[0]), "runs are maximal");
+            }
+        }
+        runs_seen += runs.len();
+    }
+    assert!(
+        runs_seen > 50,
+        "only {runs_seen} lines crossed the overlaps"
+    );
+    let mut r = uniform_volume(&a, &b, &DPose::IDENTITY, &opts(Sampling::Resolution(4))).unwrap();
+    let n = r.points.len();
+    assert!(n > 0);
+    r.points[0].point.y = f64::NAN;
+    assert_eq!(r.lines().map(|l| l.len()).sum::<usize>(), n);
+}

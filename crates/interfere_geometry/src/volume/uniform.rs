@@ -125,6 +125,34 @@ impl VolumeResult {
         }
     }
 
+    /// [`Self::points`] grouped by sampling line: the maximal runs of consecutive points with
+    /// the same axis and the same two coordinates across it. A query collects the endpoints of
+    /// one line together, in order along it (entry before exit), so each run is one line's
+    /// intervals. The coordinates are compared exactly, which holds for results sampled along
+    /// A's axes (uniform, and adaptive with the default axis views); in a rotated view every
+    /// point is a run of its own.
+    pub fn lines(&self) -> impl Iterator<Item = &[SurfacePoint]> {
+        let pts = &self.points;
+        let mut start = 0;
+        std::iter::from_fn(move || {
+            let first = pts.get(start)?;
+            let k = (first.axis as usize).min(2);
+            let (u, v) = ((k + 1) % 3, (k + 2) % 3);
+            let len = pts[start..]
+                .iter()
+                .take_while(|p| {
+                    p.axis == first.axis
+                        && p.point[u] == first.point[u]
+                        && p.point[v] == first.point[v]
+                })
+                .count()
+                .max(1);
+            let run = &pts[start..start + len];
+            start += len;
+            Some(run)
+        })
+    }
+
     /// `∂V/∂(translation of B)`: the sum of B's vertex gradients.
     pub fn translation_gradient(&self) -> DVec3 {
         -self.force
