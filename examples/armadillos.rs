@@ -47,22 +47,13 @@ struct Scene {
     count: usize,
 }
 
-/// Per-step statistics for the report.
+/// Contacts between armadillos, for the report (the stage timings are in
+/// [`support::StageLog`]).
 #[derive(Resource, Default)]
-struct StepLog {
-    total_ms: Vec<f64>,
-    narrow_ms: Vec<f64>,
-    volume_ms: Vec<f64>,
-    solver_ms: Vec<f64>,
-    gpu_ms: Vec<f64>,
-    rays: Vec<f64>,
-    max_interfering: usize,
+struct ArmadilloLog {
     max_armadillo_volume: f32,
     armadillo_contacts: usize,
     touched: HashSet<usize>,
-    started: usize,
-    ended: usize,
-    backends: Vec<&'static str>,
 }
 
 fn setup(
@@ -131,26 +122,11 @@ fn setup(
     );
 }
 
-fn log_step(
-    stats: Res<PhysicsStats>,
-    mut log: ResMut<StepLog>,
-    mut started: MessageReader<CollisionStarted>,
-    mut ended: MessageReader<CollisionEnded>,
+fn log_armadillo_contacts(
+    mut log: ResMut<ArmadilloLog>,
     mut volumes: MessageReader<IntersectionVolumeMessage>,
     armadillos: Query<&Armadillo>,
 ) {
-    log.total_ms.push(stats.total_ms());
-    log.narrow_ms.push(stats.narrow_phase_ms);
-    log.volume_ms.push(stats.volume_ms);
-    log.solver_ms.push(stats.solver_ms);
-    log.rays.push(stats.rays as f64);
-    if let Some(g) = stats.gpu_ms {
-        log.gpu_ms.push(g);
-    }
-    log.max_interfering = log.max_interfering.max(stats.interfering_pairs);
-    log.started += started.read().count();
-    log.ended += ended.read().count();
-    log.backends.push(stats.backend.name());
     for m in volumes.read() {
         if let (Ok(a), Ok(b)) = (armadillos.get(m.a), armadillos.get(m.b)) {
             log.armadillo_contacts += 1;
@@ -198,10 +174,11 @@ fn main() {
     let mut app = support::base_app(&args, "Interfere: armadillos", HZ);
     app.insert_resource(backend)
         .insert_resource(Scene { solid, count })
-        .init_resource::<StepLog>()
+        .init_resource::<support::StageLog>()
+        .init_resource::<ArmadilloLog>()
         .add_plugins(InterferePlugins)
         .add_systems(Startup, setup)
-        .add_systems(FixedLast, log_step);
+        .add_systems(FixedLast, (support::log_stages, log_armadillo_contacts));
     {
         let mut settings = app.world_mut().resource_mut::<PhysicsSettings>();
         settings.volume_spacing_absolute = Some(spacing);
@@ -210,11 +187,13 @@ fn main() {
         let mut q = world.query_filtered::<&Transform, With<Armadillo>>();
         let heights: Vec<f32> = q.iter(world).map(|t| t.translation.y).collect();
         let lowest = support::lowest_vertex::<Armadillo>(world);
-        let log = world.resource::<StepLog>();
-        let mut backends = log.backends.clone();
-        backends.dedup();
+        let contacts = world.resource::<ArmadilloLog>();
+        let collided = contacts.touched.len() == count && count > 1;
+        let (armadillo_contacts, max_volume) =
+            (contacts.armadillo_contacts, contacts.max_armadillo_volume);
+        let log = world.resource::<support::StageLog>();
+        let (rays_mean, rays_max) = log.rays_per_step();
         let sink = SLAB_TOP - lowest;
-        let collided = log.touched.len() == count && count > 1;
         serde_json::json!({
             "scene": "armadillos",
             "mesh": path.display().to_string(),
@@ -222,7 +201,7 @@ fn main() {
             "triangles_each": triangles,
             "volume_ray_spacing_m": spacing,
             "backend_requested": backend.name(),
-            "backends_used": backends,
+            "backends_used": log.backends_used(),
             "steps": log.total_ms.len(),
             "first_step_ms": log.total_ms.first(),
             "step_ms_after_the_first": support::summary(log.total_ms.get(1..).unwrap_or_default()),
@@ -230,11 +209,11 @@ fn main() {
             "volume_ms": support::summary(&log.volume_ms),
             "solver_ms": support::summary(&log.solver_ms),
             "gpu_end_to_end_ms": support::summary(&log.gpu_ms),
-            "rays_per_step_mean": log.rays.iter().sum::<f64>() / log.rays.len().max(1) as f64,
-            "rays_per_step_max": log.rays.iter().copied().fold(0.0, f64::max),
+            "rays_per_step_mean": rays_mean,
+            "rays_per_step_max": rays_max,
             "max_interfering_pairs": log.max_interfering,
-            "armadillo_pair_contacts": log.armadillo_contacts,
-            "max_armadillo_intersection_volume_m3": log.max_armadillo_volume,
+            "armadillo_pair_contacts": armadillo_contacts,
+            "max_armadillo_intersection_volume_m3": max_volume,
             "collisions_started": log.started,
             "collisions_ended": log.ended,
             "centre_heights_m": heights,

@@ -27,20 +27,6 @@ use bevy_interfere::{InterfereOverlayPlugin, OverlayState};
 use interfere_geometry::{Solid, shapes};
 use support::DemoArgs;
 
-/// Per-step physics statistics collected for the report.
-#[derive(Resource, Default)]
-struct StepLog {
-    total_ms: Vec<f64>,
-    narrow_ms: Vec<f64>,
-    volume_ms: Vec<f64>,
-    solver_ms: Vec<f64>,
-    gpu_ms: Vec<f64>,
-    max_interfering: usize,
-    started: usize,
-    ended: usize,
-    backends: Vec<&'static str>,
-}
-
 #[derive(Resource)]
 struct SceneConfig {
     bodies: usize,
@@ -130,25 +116,6 @@ fn setup(
     support::spawn_camera_and_lights(&mut commands, eye, Vec3::new(0.0, 0.2, 0.0), Vec3::Y);
 }
 
-fn log_step(
-    stats: Res<PhysicsStats>,
-    mut log: ResMut<StepLog>,
-    mut started: MessageReader<CollisionStarted>,
-    mut ended: MessageReader<CollisionEnded>,
-) {
-    log.total_ms.push(stats.total_ms());
-    log.narrow_ms.push(stats.narrow_phase_ms);
-    log.volume_ms.push(stats.volume_ms);
-    log.solver_ms.push(stats.solver_ms);
-    if let Some(g) = stats.gpu_ms {
-        log.gpu_ms.push(g);
-    }
-    log.max_interfering = log.max_interfering.max(stats.interfering_pairs);
-    log.started += started.read().count();
-    log.ended += ended.read().count();
-    log.backends.push(stats.backend.name());
-}
-
 fn enable_gizmos(mut store: ResMut<GizmoConfigStore>) {
     let (config, ext) = store.config_mut::<InterfereGizmos>();
     config.enabled = true;
@@ -177,10 +144,10 @@ fn main() {
     let mut app = support::base_app(&args, "Interfere: falling meshes", 60.0);
     app.insert_resource(backend)
         .insert_resource(SceneConfig { bodies })
-        .init_resource::<StepLog>()
+        .init_resource::<support::StageLog>()
         .add_plugins(InterferePlugins)
         .add_systems(Startup, setup)
-        .add_systems(FixedLast, log_step);
+        .add_systems(FixedLast, support::log_stages);
     if args.flag("--overlay") {
         app.add_plugins(InterfereOverlayPlugin)
             .insert_resource(OverlayState {
@@ -208,14 +175,12 @@ fn main() {
             asleep += usize::from(s);
         }
         let lowest = support::lowest_vertex::<Dropped>(world);
-        let log = world.resource::<StepLog>();
-        let mut backends = log.backends.clone();
-        backends.dedup();
+        let log = world.resource::<support::StageLog>();
         serde_json::json!({
             "scene": "falling_meshes",
             "bodies": dropped,
             "backend_requested": backend.name(),
-            "backends_used": backends,
+            "backends_used": log.backends_used(),
             "steps": log.total_ms.len(),
             "step": support::summary(&log.total_ms),
             "narrow_phase": support::summary(&log.narrow_ms),

@@ -273,6 +273,69 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
     }
 }
 
+/// Per-step physics figures from [`bevy_interfere::PhysicsStats`] and the collision messages,
+/// recorded by [`log_stages`] (add it to `FixedLast`): the part of the report every plugin demo
+/// shares.
+#[derive(Resource, Default)]
+pub struct StageLog {
+    /// Whole step (ms).
+    pub total_ms: Vec<f64>,
+    /// Narrow phase (ms).
+    pub narrow_ms: Vec<f64>,
+    /// Volume stage (ms).
+    pub volume_ms: Vec<f64>,
+    /// Solver (ms).
+    pub solver_ms: Vec<f64>,
+    /// GPU end to end, on steps that had a GPU answer (ms).
+    pub gpu_ms: Vec<f64>,
+    /// Volume rays cast.
+    pub rays: Vec<f64>,
+    /// Most interfering pairs in one step.
+    pub max_interfering: usize,
+    /// Collision-started messages.
+    pub started: usize,
+    /// Collision-ended messages.
+    pub ended: usize,
+    /// The backend of each step.
+    pub backends: Vec<&'static str>,
+}
+
+/// Records one fixed step into [`StageLog`].
+pub fn log_stages(
+    stats: Res<bevy_interfere::PhysicsStats>,
+    mut log: ResMut<StageLog>,
+    mut started: MessageReader<bevy_interfere::CollisionStarted>,
+    mut ended: MessageReader<bevy_interfere::CollisionEnded>,
+) {
+    log.total_ms.push(stats.total_ms());
+    log.narrow_ms.push(stats.narrow_phase_ms);
+    log.volume_ms.push(stats.volume_ms);
+    log.solver_ms.push(stats.solver_ms);
+    log.rays.push(stats.rays as f64);
+    if let Some(g) = stats.gpu_ms {
+        log.gpu_ms.push(g);
+    }
+    log.max_interfering = log.max_interfering.max(stats.interfering_pairs);
+    log.started += started.read().count();
+    log.ended += ended.read().count();
+    log.backends.push(stats.backend.name());
+}
+
+impl StageLog {
+    /// The backends used, in order, without repeats.
+    pub fn backends_used(&self) -> Vec<&'static str> {
+        let mut b = self.backends.clone();
+        b.dedup();
+        b
+    }
+
+    /// Mean and largest rays per step.
+    pub fn rays_per_step(&self) -> (f64, f64) {
+        let mean = self.rays.iter().sum::<f64>() / self.rays.len().max(1) as f64;
+        (mean, self.rays.iter().copied().fold(0.0, f64::max))
+    }
+}
+
 /// The lowest world-space mesh vertex (y) of the bodies marked with `M`; infinity if none.
 pub fn lowest_vertex<M: Component>(world: &mut World) -> f32 {
     let mut lowest = f32::INFINITY;
