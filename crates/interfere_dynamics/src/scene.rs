@@ -768,6 +768,48 @@ mod tests {
     }
 
     #[test]
+    fn adaptive_sampling_is_checked() {
+        let build = |adaptive: &str| {
+            let text = format!(
+                r#"{{ "adaptive_sampling": {adaptive},
+                     "bodies": [ {{ "name": "p", "shape": {{ "cuboid": {{ "half_extents": [1, 1, 1] }} }} }} ] }}"#
+            );
+            Scene::from_json(&text, Path::new("t.json")).and_then(|s| s.build())
+        };
+        let built = build(r#"{ "ray_budget": 512 }"#).expect("valid adaptive sampling");
+        assert_eq!(
+            built.source.1.sampling,
+            ContactSampling::Adaptive(AdaptiveSampling {
+                tolerance: Tolerance::Relative(1e-4),
+                finest_resolution: 64,
+                ray_budget: 512,
+            })
+        );
+        for (bad, field) in [
+            (r#"{ "ray_budget": 0 }"#, "adaptive_sampling.ray_budget"),
+            (
+                r#"{ "ray_budget": 64, "relative_tolerance": -1 }"#,
+                "adaptive_sampling.relative_tolerance",
+            ),
+            (
+                r#"{ "ray_budget": 64, "relative_tolerance": 1 }"#,
+                "adaptive_sampling.relative_tolerance",
+            ),
+            (
+                r#"{ "ray_budget": 64, "finest_resolution": 0 }"#,
+                "adaptive_sampling.finest_resolution",
+            ),
+        ] {
+            let e = build(bad).err().expect(bad).to_string();
+            assert!(e.contains(field), "{bad}: {e}");
+        }
+        let e = build(r#"{ "ray_budget": 64, "budget": 3 }"#)
+            .err()
+            .expect("unknown field");
+        assert!(e.to_string().contains("budget"), "{e}");
+    }
+
+    #[test]
     fn thread_and_wheel_shapes_are_checked() {
         let build = |shape: &str| {
             let text = format!(r#"{{ "bodies": [ {{ "name": "p", "shape": {shape} }} ] }}"#);
