@@ -41,8 +41,15 @@ fn main() -> ExitCode {
 
 type Result<T = ()> = std::result::Result<T, String>;
 
+/// The checkout being worked on: from the `CARGO_MANIFEST_DIR` that `cargo run` (the `xtask`
+/// alias) sets at run time, else the one this binary was built from. The run-time value matters
+/// when checkouts share a `CARGO_TARGET_DIR`: the binary built for one checkout is then reused
+/// for another, and its compile-time path would point at the first.
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest_dir
         .ancestors()
         .nth(2)
         .map(Path::to_path_buf)
