@@ -282,3 +282,59 @@ fn simulate_runs_the_shipped_scene_and_writes_trajectories() {
     assert!(!ok);
     assert!(err.contains("half_extents"), "{err}");
 }
+
+#[test]
+fn bench_volume_reports_time_and_error_per_resolution() {
+    let dir = temp_dir("bench-volume");
+    let sphere = dir.join("sphere.obj");
+    io::save_mesh(shapes::icosphere(1.0, 3).mesh(), &sphere).unwrap();
+    let (ok, out, err) = interfere(&[
+        "bench",
+        "volume",
+        "--mesh",
+        sphere.to_str().unwrap(),
+        "--distances",
+        "1,2.5",
+        "--resolutions",
+        "4,16",
+        "--reference",
+        "64",
+        "--steps",
+        "3",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let d = v["distances"].as_array().unwrap();
+    assert_eq!(d.len(), 2);
+    // Two unit spheres (the icosphere is its own [-1,1]^3 cube) 1 apart overlap in every pose;
+    // 2.5 apart never do.
+    assert_eq!(d[0]["overlapping_poses"], 3);
+    assert_eq!(d[1]["overlapping_poses"], 0);
+    let rows = d[0]["resolutions"].as_array().unwrap();
+    let err = |i: usize| rows[i]["max_relative_error"].as_f64().unwrap();
+    assert!(
+        err(1) < err(0),
+        "finer sampling is closer to the reference: {rows:?}"
+    );
+    assert!(err(1) < 0.02, "{rows:?}");
+    assert!(rows[1]["mean_ms"].as_f64().unwrap() > 0.0);
+    // Not one of the README's meshes: no manifold3d figure to compare with.
+    assert!(d[0]["manifold_ms"].is_null());
+    assert!(
+        v["distances"][0]["reference_self_difference"]
+            .as_f64()
+            .unwrap()
+            < 0.01
+    );
+    // Bad arguments are refused with a message.
+    let (ok, _, err) = interfere(&[
+        "bench",
+        "volume",
+        "--mesh",
+        sphere.to_str().unwrap(),
+        "--steps",
+        "0",
+    ]);
+    assert!(!ok && err.contains("--steps"), "{err}");
+}

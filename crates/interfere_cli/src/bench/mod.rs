@@ -6,6 +6,7 @@ pub mod parry_peer;
 pub mod sap;
 
 pub mod tumble;
+pub mod volume;
 
 use clap::Subcommand;
 
@@ -18,6 +19,9 @@ pub enum BenchCommand {
     Sap(sap::SapArgs),
     /// Kitamura colliding faces on two converging spheres: serial vs static vs dynamic.
     Faces(faces::FacesArgs),
+    /// Intersection volume in the tumbling protocol: time and error per resolution, vs the
+    /// exact volume of manifold3d (README figures).
+    Volume(volume::VolumeBenchArgs),
 }
 
 /// Runs a benchmark.
@@ -26,5 +30,6 @@ pub fn run(cmd: BenchCommand) -> Result<(), String> {
         BenchCommand::Tumble(a) => tumble::run(a),
         BenchCommand::Sap(a) => sap::run(a),
         BenchCommand::Faces(a) => faces::run(a),
+        BenchCommand::Volume(a) => volume::run(a),
     }
 }

@@ -20,6 +20,10 @@
 //! those of a generic line: entering and leaving hits alternate (per connected component) and
 //! balance, which is what interval sampling needs.
 //!
+//! **Blocks of parallel lines.** `cast_axis_block` walks the tree once for up to 8 × 8
+//! axis-parallel lines, carrying down the rows and columns of lines that pass through each box;
+//! every line gets the hits and hit order of its own [`RayMesh::cast_axis`].
+//!
 //! Entering or leaving follows from the common sign, which is exactly the sign of `n · d` for
 //! the triangle's normal `n` and the line direction `d`.
 
@@ -85,6 +89,12 @@ pub struct RayMesh {
 }
 
 impl RayMesh {
+    /// Places `mesh` at the identity, with the tree [`BalancedTree::build`] built over it (so
+    /// the tree matches and the pose is finite: this cannot fail).
+    pub(crate) fn at_identity(mesh: &TriMesh, tree: &BalancedTree) -> Self {
+        Self::place(mesh, tree, &DPose::IDENTITY)
+    }
+
     /// Places `mesh`, with its tree `tree` (built by [`BalancedTree::build`] over the same
     /// mesh), by `pose`. Fails when the tree does not match the mesh or the pose is not finite.
     pub fn new(mesh: &TriMesh, tree: &BalancedTree, pose: &DPose) -> Result<Self, VolumeError> {
@@ -97,6 +107,11 @@ impl RayMesh {
                 mesh: mesh.triangle_count(),
             });
         }
+        Ok(Self::place(mesh, tree, pose))
+    }
+
+    /// [`Self::new`] without its checks: `tree` matches `mesh` and `pose` is finite.
+    fn place(mesh: &TriMesh, tree: &BalancedTree, pose: &DPose) -> Self {
         let vertices: Vec<DVec3> = mesh
             .vertices()
             .iter()
@@ -131,14 +146,14 @@ impl RayMesh {
         let scale = vertices
             .iter()
             .fold(0.0f64, |s, v| s.max(v.abs().max_element()));
-        Ok(Self {
+        Self {
             vertices,
             triangles,
             boxes,
             leaf_triangle,
             level_offsets,
             scale,
-        })
+        }
     }
 
     /// The placed vertices.
@@ -214,6 +229,103 @@ impl RayMesh {
                 }
             },
         );
+    }
+
+    /// Every hit of a block of axis-parallel lines along axis `axis`: the lines through
+    /// `(us[i], vs[j])` for all `i < us.len()`, `j < vs.len()` (at most [`BLOCK_SIDE`] of each;
+    /// more are ignored), line `i · vs.len() + j`, skipping the lines whose `mask` bit is clear.
+    ///
+    /// One traversal of the tree serves the whole block: a node is entered when one of the
+    /// block's lines passes through its box, and a leaf's triangle is tested against
+    /// exactly the lines of the block that its box contains. A line's hit set and hit order are
+    /// therefore those of [`Self::cast_axis`]: both test the triangles of the leaves whose boxes
+    /// contain the line (a parent's box contains its children's), with the same test, in the
+    /// same depth-first leaf order.
+    pub(crate) fn cast_axis_block(
+        &self,
+        axis: usize,
+        us: &[f64],
+        vs: &[f64],
+        mask: u64,
+        out: &mut BlockHits,
+    ) {
+        let k = axis % 3;
+        let (ku, kv) = ((k + 1) % 3, (k + 2) % 3);
+        let us = &us[..us.len().min(BLOCK_SIDE)];
+        let vs = &vs[..vs.len().min(BLOCK_SIDE)];
+        let nv = vs.len();
+        let lines = us.len() * nv;
+        out.clear(lines);
+        if lines == 0 || mask == 0 {
+            return;
+        }
+        // The rows and columns that hold a line to cast.
+        let (mut rows, mut cols) = (0u64, 0u64);
+        for line in 0..lines {
+            if mask >> line & 1 == 1 {
+                rows |= 1 << (line / nv);
+                cols |= 1 << (line % nv);
+            }
+        }
+        // The bits of `m` whose coordinate lies in `[lo, hi]` (a NaN coordinate never does).
+        let within = |c: &[f64], mut m: u64, lo: f64, hi: f64| {
+            let mut kept = m;
+            while m != 0 {
+                let i = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if !(lo <= c[i] && c[i] <= hi) {
+                    kept &= !(1 << i);
+                }
+            }
+            kept
+        };
+        let depth = self.levels() - 1;
+        // Depth-first, left child first (the leaf order of `traverse`), each node with the rows
+        // and columns of its parent that pass through its box.
+        let mut stack = [(0usize, 0usize, 0u64, 0u64); 72];
+        stack[0] = (0, 0, rows, cols);
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let (l, i, pu, pv) = stack[top];
+            let node = self.level_offsets[l] + i;
+            let b = &self.boxes[node];
+            let mu = within(us, pu, b[0][ku], b[1][ku]);
+            if mu == 0 {
+                continue;
+            }
+            let mv = within(vs, pv, b[0][kv], b[1][kv]);
+            if mv == 0 {
+                continue;
+            }
+            if l < depth {
+                let below = self.level_len(l + 1);
+                for c in (2 * i..(2 * i + 2).min(below)).rev() {
+                    stack[top] = (l + 1, c, mu, mv);
+                    top += 1;
+                }
+                continue;
+            }
+            let t = self.leaf_triangle[node];
+            let mut mu = mu;
+            while mu != 0 {
+                let iu = mu.trailing_zeros() as usize;
+                mu &= mu - 1;
+                let mut m = mv;
+                while m != 0 {
+                    let jv = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let line = iu * nv + jv;
+                    if mask >> line & 1 == 0 {
+                        continue;
+                    }
+                    if let Some(h) = self.hit_axis(t, k, us[iu], vs[jv]) {
+                        out.scratch.push((line as u32, h));
+                    }
+                }
+            }
+        }
+        out.group();
     }
 
     /// The same hits as [`Self::cast_axis`], by testing every triangle (the oracle).
@@ -311,6 +423,61 @@ impl RayMesh {
             barycentric: bary,
             entering: sign < 0,
         })
+    }
+}
+
+/// Lines per side of a block in [`RayMesh::cast_axis_block`] (a block has at most 64 lines, one
+/// bit each in its mask).
+pub(crate) const BLOCK_SIDE: usize = 8;
+
+/// The hits of a block of lines, grouped by line (see [`RayMesh::cast_axis_block`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BlockHits {
+    /// Hits in traversal order, tagged with their line.
+    scratch: Vec<(u32, RayHit)>,
+    /// Hits grouped by line, each line's in traversal order.
+    hits: Vec<RayHit>,
+    /// `hits[start[l]..start[l + 1]]` are line `l`'s.
+    start: Vec<usize>,
+}
+
+impl BlockHits {
+    fn clear(&mut self, lines: usize) {
+        self.scratch.clear();
+        self.hits.clear();
+        self.start.clear();
+        self.start.resize(lines + 1, 0);
+    }
+
+    /// A stable counting sort of the tagged hits by line.
+    fn group(&mut self) {
+        let lines = self.start.len() - 1;
+        for &(l, _) in &self.scratch {
+            self.start[l as usize + 1] += 1;
+        }
+        for l in 0..lines {
+            self.start[l + 1] += self.start[l];
+        }
+        let mut next = self.start.clone();
+        let filler = RayHit {
+            triangle: 0,
+            t: 0.0,
+            barycentric: [0.0; 3],
+            entering: false,
+        };
+        self.hits.resize(self.scratch.len(), filler);
+        for &(l, h) in &self.scratch {
+            self.hits[next[l as usize]] = h;
+            next[l as usize] += 1;
+        }
+    }
+
+    /// The hits of line `l` (empty for a line outside the block or skipped by the mask).
+    pub(crate) fn line(&self, l: usize) -> &[RayHit] {
+        match (self.start.get(l), self.start.get(l + 1)) {
+            (Some(&a), Some(&b)) => &self.hits[a..b],
+            _ => &[],
+        }
     }
 }
 

@@ -158,6 +158,95 @@ fn axis_rays_through_vertices_and_edges_are_watertight() {
     }
 }
 
+/// Checks [`RayMesh::cast_axis_block`] against one [`RayMesh::cast_axis`] per line: the same
+/// hits in the same order on every cast line, none on the masked-out ones.
+fn check_block(m: &RayMesh, axis: usize, us: &[f64], vs: &[f64], mask: u64, what: &str) {
+    let mut block = ray_bvh::BlockHits::default();
+    m.cast_axis_block(axis, us, vs, mask, &mut block);
+    let (nu, nv) = (us.len().min(8), vs.len().min(8));
+    for (i, &u) in us.iter().take(nu).enumerate() {
+        for (j, &v) in vs.iter().take(nv).enumerate() {
+            let line = i * nv + j;
+            let mut single = Vec::new();
+            if mask >> line & 1 == 1 {
+                m.cast_axis(&AxisRay { axis, u, v }, &mut single);
+            }
+            assert_eq!(
+                block.line(line),
+                &single[..],
+                "{what}: axis {axis}, line ({i}, {j})"
+            );
+        }
+    }
+    assert!(
+        block.line(nu * nv).is_empty(),
+        "{what}: a line past the block"
+    );
+}
+
+#[test]
+fn axis_blocks_match_single_lines() {
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    let boxes = [
+        shapes::cuboid(Vec3::ONE),
+        shapes::subdivided_cuboid(Vec3::new(1.0, 2.0, 0.5), 4),
+    ];
+    for s in test_solids().iter().chain(&boxes) {
+        for _ in 0..6 {
+            let m = ray_mesh(s, &random_pose(&mut rng));
+            let [lo, hi] = m.bounds();
+            for axis in 0..3 {
+                let (ku, kv) = ((axis + 1) % 3, (axis + 2) % 3);
+                // Random blocks of 1..=8 × 1..=8 lines over the mesh, in any order, with a
+                // random mask; and a regular block as the uniform sampler casts it.
+                let nu = rng.random_range(1..=8);
+                let nv = rng.random_range(1..=8);
+                let us: Vec<f64> = (0..nu).map(|_| rng.random_range(lo[ku]..hi[ku])).collect();
+                let vs: Vec<f64> = (0..nv).map(|_| rng.random_range(lo[kv]..hi[kv])).collect();
+                check_block(&m, axis, &us, &vs, rng.random::<u64>(), "random block");
+                let us: Vec<f64> = (0..8)
+                    .map(|i| lo[ku] + (i as f64 + 0.5) * (hi[ku] - lo[ku]) / 8.0)
+                    .collect();
+                let vs: Vec<f64> = (0..8)
+                    .map(|j| lo[kv] + (j as f64 + 0.5) * (hi[kv] - lo[kv]) / 8.0)
+                    .collect();
+                check_block(&m, axis, &us, &vs, u64::MAX, "regular block");
+            }
+        }
+    }
+    // Adversarial: lines exactly through the vertices and edges of boxes (coordinates on the
+    // faces' grid), repeated coordinates, a NaN coordinate, an empty mask, too many lines.
+    for s in &boxes {
+        let m = ray_mesh(s, &DPose::IDENTITY);
+        let grid: Vec<f64> = (-4..=3).map(|i| i as f64 * 0.25).collect();
+        for axis in 0..3 {
+            check_block(&m, axis, &grid, &grid, u64::MAX, "vertex and edge lines");
+            check_block(
+                &m,
+                axis,
+                &[0.5, 0.5, -0.25],
+                &[0.0, 0.0],
+                u64::MAX,
+                "repeats",
+            );
+            check_block(&m, axis, &[0.1, f64::NAN], &[0.2, 0.3], u64::MAX, "NaN");
+            check_block(&m, axis, &grid, &grid, 0, "empty mask");
+            let many: Vec<f64> = (0..12).map(|i| i as f64 * 0.1 - 0.55).collect();
+            check_block(&m, axis, &many, &many, u64::MAX, "more than 8 per side");
+        }
+    }
+    // Huge coordinates: a box far from the origin.
+    let far = ray_mesh(&boxes[1], &shift(DVec3::new(1e9, -3e8, 7e8)));
+    let [lo, hi] = far.bounds();
+    let us: Vec<f64> = (0..8)
+        .map(|i| lo[1] + (hi[1] - lo[1]) * i as f64 / 7.0)
+        .collect();
+    let vs: Vec<f64> = (0..8)
+        .map(|j| lo[2] + (hi[2] - lo[2]) * j as f64 / 7.0)
+        .collect();
+    check_block(&far, 0, &us, &vs, u64::MAX, "huge coordinates");
+}
+
 #[test]
 fn general_lines_match_brute_force_and_are_watertight() {
     let mut rng = ChaCha8Rng::seed_from_u64(12);

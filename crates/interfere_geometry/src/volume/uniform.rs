@@ -9,6 +9,15 @@
 //! positive. Eq. 1 is the sum, over these depth intervals `[z⁻, z⁺]`, of `w_k (z⁺ − z⁻)`; the
 //! three axis estimates are averaged into [`VolumeResult::volume`].
 //!
+//! **Casting in blocks.** A is placed once, at the identity, when the sampler is built; B is
+//! placed in A's frame on every query. The lines of an axis are cast in blocks of 8 × 8: one
+//! walk of each tree serves a block (`RayMesh::cast_axis_block`: a node is entered when one of
+//! the block's lines passes through its box, a leaf is tested against exactly those lines), and
+//! B is cast only on the lines that hit A. Each line gets the hits, in the order, that casting
+//! it alone would give, and the lines are reduced in the same order (`i`, then `j`), so the
+//! result does not depend on the blocking; on bunny25k this is 1.4–2.6 times faster than one
+//! walk per line (docs/benchmarks.md, `interfere bench volume`).
+//!
 //! **Gradient (Eq. 2).** Each interval endpoint lies on a triangle of A or B, at barycentric
 //! weights `λ`. Moving that triangle's vertex `p_m` by `δ` along the sampling axis `k` moves the
 //! triangle's point on the line by `λ_m δ` along `k`, so the endpoint's depth changes by
@@ -26,7 +35,7 @@
 //! that reduces the volume is the negated pair.
 
 use super::VolumeError;
-use super::ray_bvh::{AxisRay, RayHit, RayMesh, pose_is_finite};
+use super::ray_bvh::{AxisRay, BLOCK_SIDE, BlockHits, RayHit, RayMesh, pose_is_finite};
 use crate::bvh::BalancedTree;
 use crate::pose::DPose;
 use crate::topology::Solid;
@@ -167,20 +176,21 @@ impl VolumeResult {
 /// Two solids with their trees, for repeated volume queries under changing poses.
 #[derive(Clone, Debug)]
 pub struct UniformVolume<'a> {
-    a: &'a Solid,
     b: &'a Solid,
-    tree_a: BalancedTree,
     tree_b: BalancedTree,
+    /// A placed at the identity, built once: every query samples in A's frame.
+    ray_a: RayMesh,
 }
 
 impl<'a> UniformVolume<'a> {
     /// Builds the trees of `a` and `b`.
     pub fn new(a: &'a Solid, b: &'a Solid) -> Self {
+        let tree_a = BalancedTree::build(a);
+        let ray_a = RayMesh::at_identity(a, &tree_a);
         Self {
-            a,
             b,
-            tree_a: BalancedTree::build(a),
             tree_b: BalancedTree::build(b),
+            ray_a,
         }
     }
 
@@ -199,12 +209,8 @@ impl<'a> UniformVolume<'a> {
                 });
             }
         }
-        Ok(Self {
-            a,
-            b,
-            tree_a,
-            tree_b,
-        })
+        let ray_a = RayMesh::new(a, &tree_a, &DPose::IDENTITY)?;
+        Ok(Self { b, tree_b, ray_a })
     }
 
     /// The sampled intersection volume of A and B (placed in A's frame by `b_to_a`) and its
@@ -224,7 +230,7 @@ impl<'a> UniformVolume<'a> {
         if !pose_is_finite(b_to_a) || !options.centre.is_finite() {
             return Err(VolumeError::NonFinitePose);
         }
-        let ma = RayMesh::new(self.a, &self.tree_a, &DPose::IDENTITY)?;
+        let ma = &self.ray_a;
         let mb = RayMesh::new(self.b, &self.tree_b, b_to_a)?;
         let mut result = VolumeResult::empty(ma.vertices().len(), mb.vertices().len());
         let lo = ma.bounds()[0].max(mb.bounds()[0]);
@@ -241,91 +247,115 @@ impl<'a> UniformVolume<'a> {
             });
         }
 
-        let mut hits_a = Vec::new();
-        let mut hits_b = Vec::new();
         let mut events: Vec<(f64, bool, bool, usize)> = Vec::new();
+        // Lines are cast in blocks of BLOCK_SIDE × BLOCK_SIDE (one tree traversal per block and
+        // mesh), a band of BLOCK_SIDE rows at a time, and reduced in line order (i, then j).
+        let mut band: Vec<(BlockHits, BlockHits)> = Vec::new();
         for (k, g) in grids.iter().enumerate() {
             let w = g.h[0] * g.h[1];
             result.pixel_area[k] = w;
             let mut length = 0.0;
-            for i in 0..g.n[0] {
-                let u = g.start[0] + (i as f64 + 0.5) * g.h[0];
-                for j in 0..g.n[1] {
-                    let v = g.start[1] + (j as f64 + 0.5) * g.h[1];
-                    let ray = AxisRay { axis: k, u, v };
-                    result.ray_count += 1;
-                    hits_a.clear();
-                    ma.cast_axis(&ray, &mut hits_a);
-                    if hits_a.is_empty() {
-                        continue;
-                    }
-                    hits_b.clear();
-                    mb.cast_axis(&ray, &mut hits_b);
-                    if hits_b.is_empty() {
-                        continue;
-                    }
-                    // (depth, entering, on_b, index into its hit list); leaving sorts first
-                    // at equal depth, so touching surfaces make no zero-length interval.
-                    events.clear();
-                    events.extend(
-                        hits_a
-                            .iter()
-                            .enumerate()
-                            .map(|(i, h)| (h.t, h.entering, false, i)),
-                    );
-                    events.extend(
-                        hits_b
-                            .iter()
-                            .enumerate()
-                            .map(|(i, h)| (h.t, h.entering, true, i)),
-                    );
-                    events.sort_unstable_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
-                    let (mut wa, mut wb) = (0i32, 0i32);
-                    let mut start: Option<f64> = None;
-                    for &(t, entering, on_b, idx) in &events {
-                        let step = if entering { 1 } else { -1 };
-                        if on_b {
-                            wb += step;
-                        } else {
-                            wa += step;
-                        }
-                        let inside = wa > 0 && wb > 0;
-                        let endpoint = match (start, inside) {
-                            (None, true) => {
-                                start = Some(t);
-                                Some(-1.0)
-                            }
-                            (Some(t0), false) => {
-                                length += t - t0;
-                                start = None;
-                                Some(1.0)
-                            }
-                            _ => None,
+            let coord = |d: usize, i: u64| g.start[d] + (i as f64 + 0.5) * g.h[d];
+            let side = BLOCK_SIDE as u64;
+            let tiles = g.n[1].div_ceil(side) as usize;
+            if band.len() < tiles {
+                band.resize_with(tiles, Default::default);
+            }
+            let mut us = Vec::with_capacity(BLOCK_SIDE);
+            let mut vs = Vec::with_capacity(BLOCK_SIDE);
+            for i0 in (0..g.n[0]).step_by(BLOCK_SIDE) {
+                us.clear();
+                us.extend((i0..(i0 + side).min(g.n[0])).map(|i| coord(0, i)));
+                for (tile, (block_a, block_b)) in band.iter_mut().take(tiles).enumerate() {
+                    let j0 = tile as u64 * side;
+                    vs.clear();
+                    vs.extend((j0..(j0 + side).min(g.n[1])).map(|j| coord(1, j)));
+                    ma.cast_axis_block(k, &us, &vs, u64::MAX, block_a);
+                    let lines = us.len() * vs.len();
+                    let with_a = (0..lines).fold(0u64, |m, l| {
+                        m | (u64::from(!block_a.line(l).is_empty()) << l)
+                    });
+                    mb.cast_axis_block(k, &us, &vs, with_a, block_b);
+                }
+                for (di, &u) in us.iter().enumerate() {
+                    for j in 0..g.n[1] {
+                        let tile = (j / side) as usize;
+                        let nv = (g.n[1] - tile as u64 * side).min(side) as usize;
+                        let line = di * nv + (j % side) as usize;
+                        let (block_a, block_b) = &band[tile];
+                        let ray = AxisRay {
+                            axis: k,
+                            u,
+                            v: coord(1, j),
                         };
-                        let Some(sign) = endpoint else { continue };
-                        let (mesh, hit, grad): (&RayMesh, &RayHit, &mut Vec<DVec3>) = if on_b {
-                            (&mb, &hits_b[idx], &mut result.gradient_b)
-                        } else {
-                            (&ma, &hits_a[idx], &mut result.gradient_a)
-                        };
-                        let tri = mesh.triangles()[hit.triangle as usize];
-                        for (m, &vi) in tri.iter().enumerate() {
-                            grad[vi as usize][k] += sign * w * hit.barycentric[m];
+                        result.ray_count += 1;
+                        let (hits_a, hits_b) = (block_a.line(line), block_b.line(line));
+                        if hits_a.is_empty() || hits_b.is_empty() {
+                            continue;
                         }
-                        if options.collect_points {
-                            let normal = mesh.unit_normal(hit.triangle as usize);
-                            result.points.push(SurfacePoint {
-                                point: ray.point(t),
-                                normal,
-                                on_b,
-                                triangle: hit.triangle,
-                                axis: k as u8,
-                                area: w / normal[k].abs().max(f64::MIN_POSITIVE),
-                            });
+                        // (depth, entering, on_b, index into its hit list); leaving sorts first
+                        // at equal depth, so touching surfaces make no zero-length interval.
+                        events.clear();
+                        events.extend(
+                            hits_a
+                                .iter()
+                                .enumerate()
+                                .map(|(i, h)| (h.t, h.entering, false, i)),
+                        );
+                        events.extend(
+                            hits_b
+                                .iter()
+                                .enumerate()
+                                .map(|(i, h)| (h.t, h.entering, true, i)),
+                        );
+                        events.sort_unstable_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+                        let (mut wa, mut wb) = (0i32, 0i32);
+                        let mut start: Option<f64> = None;
+                        for &(t, entering, on_b, idx) in &events {
+                            let step = if entering { 1 } else { -1 };
+                            if on_b {
+                                wb += step;
+                            } else {
+                                wa += step;
+                            }
+                            let inside = wa > 0 && wb > 0;
+                            let endpoint = match (start, inside) {
+                                (None, true) => {
+                                    start = Some(t);
+                                    Some(-1.0)
+                                }
+                                (Some(t0), false) => {
+                                    length += t - t0;
+                                    start = None;
+                                    Some(1.0)
+                                }
+                                _ => None,
+                            };
+                            let Some(sign) = endpoint else { continue };
+                            let (mesh, hit, grad): (&RayMesh, &RayHit, &mut Vec<DVec3>) = if on_b {
+                                (&mb, &hits_b[idx], &mut result.gradient_b)
+                            } else {
+                                (ma, &hits_a[idx], &mut result.gradient_a)
+                            };
+                            let tri = mesh.triangles()[hit.triangle as usize];
+                            for (m, &vi) in tri.iter().enumerate() {
+                                grad[vi as usize][k] += sign * w * hit.barycentric[m];
+                            }
+                            if options.collect_points {
+                                let normal = mesh.unit_normal(hit.triangle as usize);
+                                result.points.push(SurfacePoint {
+                                    point: ray.point(t),
+                                    normal,
+                                    on_b,
+                                    triangle: hit.triangle,
+                                    axis: k as u8,
+                                    area: w / normal[k].abs().max(f64::MIN_POSITIVE),
+                                });
+                            }
                         }
+                        // A closed solid leaves every line it enters; an interval still open
+                        // here could only come from an open mesh and is dropped with its start.
                     }
-                    // A closed solid leaves every line it enters; an interval still open here
-                    // could only come from an open mesh and is dropped with its start.
                 }
             }
             result.axis_volumes[k] = w * length;

@@ -1,0 +1,240 @@
+//! `interfere bench volume`: the intersection volume (Wang, Faure & Pai 2012, section 2.2,
+//! Eq. 1) in the tumbling protocol of `bench tumble`, against the exact volume of manifold3d.
+//!
+//! Two copies of one mesh scaled into [-1,1]^3, the second tumbling at centre distance `d`
+//! (poses of [`tumble_pose`]). Per distance and per resolution `R` (lines per side of the
+//! overlap box on each of the three axes), every query of [`UniformVolume::compute`] (volume,
+//! per-vertex gradient, force and torque; the trees are built once, as a simulation does) is
+//! timed on one thread, and its relative error is taken against a reference: the same sampler
+//! at a much finer resolution (`--reference`, 256 by default). Whether the reference itself is
+//! converged is printed too: its difference to the sampler at half its resolution.
+//!
+//! manifold3d is not a Rust crate, so it is not run in process: its exact-volume timings on this
+//! kind of machine, in this protocol, are the figures of `../shared/meshes/README.md`, which this
+//! bench prints beside ours (with the ratio) when the mesh and distance are among them.
+
+use super::tumble::tumble_pose;
+use crate::output::{ms, print_json};
+use clap::Args;
+use interfere_geometry::volume::{Sampling, UniformOptions, UniformVolume};
+use interfere_geometry::{MeshOptions, Solid, io};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `interfere bench volume`.
+#[derive(Args)]
+pub struct VolumeBenchArgs {
+    /// The mesh (.obj or .stl); both copies are this mesh scaled into [-1,1]^3. It must be
+    /// closed.
+    #[arg(long)]
+    mesh: PathBuf,
+    /// Centre distances, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,0.5")]
+    distances: Vec<f64>,
+    /// Resolutions to time, comma separated (lines per side of the overlap box, per axis).
+    #[arg(long, value_delimiter = ',', default_value = "12,16,20,24,32")]
+    resolutions: Vec<u32>,
+    /// Resolution of the reference volume.
+    #[arg(long, default_value_t = 256)]
+    reference: u32,
+    /// Tumbling steps per distance.
+    #[arg(long, default_value_t = 100)]
+    steps: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// manifold3d's exact intersection volume, ms per query (`../shared/meshes/README.md`).
+const MANIFOLD_MS: [(&str, f64, f64); 4] = [
+    ("bunny25k", 1.0, 14.8),
+    ("bunny25k", 0.5, 19.2),
+    ("bunny100k", 1.0, 52.0),
+    ("bunny100k", 0.5, 77.0),
+];
+
+#[derive(Serialize)]
+struct ResolutionRow {
+    resolution: u32,
+    rays_per_query: f64,
+    mean_ms: f64,
+    max_ms: f64,
+    mean_relative_error: f64,
+    p95_relative_error: f64,
+    max_relative_error: f64,
+    /// manifold3d's figure divided by our mean time.
+    manifold_ratio: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct DistanceRow {
+    distance: f64,
+    /// Poses whose reference volume is positive (the others are left out of the errors).
+    overlapping_poses: usize,
+    mean_reference_volume: f64,
+    /// Largest relative difference between the reference and the sampler at half its
+    /// resolution (how far the reference may be from converged).
+    reference_self_difference: f64,
+    manifold_ms: Option<f64>,
+    resolutions: Vec<ResolutionRow>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    mesh: String,
+    triangles: usize,
+    steps: usize,
+    reference_resolution: u32,
+    build_ms: f64,
+    distances: Vec<DistanceRow>,
+}
+
+fn options(r: u32) -> UniformOptions {
+    UniformOptions {
+        sampling: Sampling::Resolution(r),
+        collect_points: false,
+        max_rays: u64::MAX,
+        ..UniformOptions::default()
+    }
+}
+
+/// Runs the benchmark.
+pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
+    if args.steps == 0 {
+        return Err("--steps must be at least 1".into());
+    }
+    if args.reference < 2 || args.resolutions.contains(&0) {
+        return Err("resolutions must be positive and --reference at least 2".into());
+    }
+    let mesh = io::load_mesh(&args.mesh, &MeshOptions::default())
+        .map_err(|e| e.to_string())?
+        .normalized_to_unit_cube();
+    let solid = Solid::new(mesh).map_err(|e| format!("{}: {e}", args.mesh.display()))?;
+    let t = Instant::now();
+    let sampler = UniformVolume::new(&solid, &solid);
+    let build_ms = ms(t);
+    let stem = args
+        .mesh
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut distances = Vec::new();
+    for &d in &args.distances {
+        let poses: Vec<_> = (0..args.steps)
+            .map(|i| tumble_pose(d, i, args.steps))
+            .collect();
+        let mut reference = Vec::with_capacity(poses.len());
+        let mut self_difference = 0.0f64;
+        for p in &poses {
+            let v = sampler
+                .compute(p, &options(args.reference))
+                .map_err(|e| e.to_string())?
+                .volume;
+            let half = sampler
+                .compute(p, &options(args.reference / 2))
+                .map_err(|e| e.to_string())?
+                .volume;
+            if v > 0.0 {
+                self_difference = self_difference.max((half - v).abs() / v);
+            }
+            reference.push(v);
+        }
+        let overlapping = reference.iter().filter(|&&v| v > 0.0).count();
+        let manifold_ms = MANIFOLD_MS
+            .iter()
+            .find(|(m, md, _)| *m == stem && *md == d)
+            .map(|m| m.2);
+        let mut rows = Vec::new();
+        for &r in &args.resolutions {
+            let (mut sum_ms, mut max_ms, mut rays) = (0.0, 0.0f64, 0.0);
+            let mut errors = Vec::with_capacity(overlapping);
+            for (p, &v_ref) in poses.iter().zip(&reference) {
+                let t = Instant::now();
+                let result = sampler.compute(p, &options(r)).map_err(|e| e.to_string())?;
+                let elapsed = ms(t);
+                sum_ms += elapsed;
+                max_ms = max_ms.max(elapsed);
+                rays += result.ray_count as f64;
+                if v_ref > 0.0 {
+                    errors.push((result.volume - v_ref).abs() / v_ref);
+                }
+            }
+            errors.sort_by(f64::total_cmp);
+            let n = poses.len() as f64;
+            let mean_ms = sum_ms / n;
+            let quantile = |q: f64| {
+                if errors.is_empty() {
+                    0.0
+                } else {
+                    errors[((errors.len() - 1) as f64 * q).round() as usize]
+                }
+            };
+            rows.push(ResolutionRow {
+                resolution: r,
+                rays_per_query: rays / n,
+                mean_ms,
+                max_ms,
+                mean_relative_error: errors.iter().sum::<f64>() / errors.len().max(1) as f64,
+                p95_relative_error: quantile(0.95),
+                max_relative_error: quantile(1.0),
+                manifold_ratio: manifold_ms.map(|m| m / mean_ms),
+            });
+        }
+        distances.push(DistanceRow {
+            distance: d,
+            overlapping_poses: overlapping,
+            mean_reference_volume: reference.iter().sum::<f64>() / reference.len() as f64,
+            reference_self_difference: self_difference,
+            manifold_ms,
+            resolutions: rows,
+        });
+    }
+    let report = Report {
+        mesh: args.mesh.display().to_string(),
+        triangles: solid.triangle_count(),
+        steps: args.steps,
+        reference_resolution: args.reference,
+        build_ms,
+        distances,
+    };
+    if args.json {
+        return print_json(&report);
+    }
+    println!(
+        "{}: {} triangles, {} poses per distance, trees built in {:.1} ms; reference: uniform R = {}",
+        report.mesh, report.triangles, report.steps, report.build_ms, report.reference_resolution
+    );
+    for d in &report.distances {
+        println!(
+            "d = {}: {} overlapping poses, mean volume {:.6}, reference vs R/2 within {:.2e}{}",
+            d.distance,
+            d.overlapping_poses,
+            d.mean_reference_volume,
+            d.reference_self_difference,
+            d.manifold_ms
+                .map(|m| format!(", manifold3d exact {m} ms (README figure)"))
+                .unwrap_or_default()
+        );
+        println!(
+            "  {:>4} {:>8} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}",
+            "R", "rays", "mean ms", "max ms", "mean err", "p95 err", "max err", "manifold/us"
+        );
+        for r in &d.resolutions {
+            println!(
+                "  {:>4} {:>8.0} {:>9.3} {:>9.3} {:>9.3}% {:>9.3}% {:>9.3}% {:>10}",
+                r.resolution,
+                r.rays_per_query,
+                r.mean_ms,
+                r.max_ms,
+                100.0 * r.mean_relative_error,
+                100.0 * r.p95_relative_error,
+                100.0 * r.max_relative_error,
+                r.manifold_ratio
+                    .map(|x| format!("{x:.1}x"))
+                    .unwrap_or_else(|| "-".into())
+            );
+        }
+    }
+    Ok(())
+}
