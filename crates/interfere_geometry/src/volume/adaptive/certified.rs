@@ -224,7 +224,8 @@ fn smallest_resolution(t: &Texel, [w, h]: [f64; 2], budget: f64) -> u64 {
     }
     // Δ(W/R, H/R) = a / R² + b / R with a, b ≥ 0: the root of budget R² − b R − a.
     let c = &t.c;
-    let a = c[0] * w * w + c[1] * h * h + c[2] * w * h + c[3] * h * h * h / w + c[4] * w * w * w / h;
+    let a =
+        c[0] * w * w + c[1] * h * h + c[2] * w * h + c[3] * h * h * h / w + c[4] * w * w * w / h;
     let b = c[5] * h + c[6] * w;
     let root = (b + (b * b + 4.0 * budget * a).sqrt()) / (2.0 * budget);
     let cap = u64::from(u32::MAX) + 1;

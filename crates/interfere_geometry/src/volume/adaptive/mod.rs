@@ -40,6 +40,8 @@ mod tile_size;
 mod views;
 
 #[cfg(test)]
+mod certified_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod view_tests;
@@ -51,10 +53,10 @@ use crate::bvh::BalancedTree;
 use crate::mesh::TriMesh;
 use crate::pose::DPose;
 use crate::topology::Solid;
+pub use certified::UniformCertificate;
 use ebpi::{Ebpi, EdgeSource};
 use glam::{DMat3, DQuat, DVec3};
 use refine::{AxisJob, run_axis};
-pub use certified::UniformCertificate;
 pub use views::{NormalMoments, ViewOptimum};
 
 /// Share of the tolerance given to the a-priori edge bounds (the rest goes to transient edges).
