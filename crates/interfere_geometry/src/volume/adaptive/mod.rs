@@ -30,7 +30,13 @@
 //! force, torque); [`VolumeResult::axis_volumes`], [`VolumeResult::pixel_area`] and
 //! [`SurfacePoint::axis`](super::SurfacePoint::axis) stay per view axis. The optimised view
 //! minimises Eq. 12 over the area-weighted normals of the triangles that meet the overlap box
-//! (module `views`).
+//! (module `views`). [`ViewDirections::OptimisedFrom`] warm-starts that minimisation from the
+//! previous frame's rotation (the paper's time coherency).
+//!
+//! **Certified uniform sampling.** [`AdaptiveVolume::certified_uniform_resolution`] gives the
+//! smallest uniform grid whose Eq. 9 bound, charged exactly as the planner charges its tiles,
+//! meets the same edge budget: the uniform sampling with the same guarantee, against which the
+//! adaptive method's ray counts are compared (paper Fig. 9; module `certified`).
 
 mod certified;
 mod ebpi;
