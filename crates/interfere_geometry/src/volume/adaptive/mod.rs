@@ -30,14 +30,23 @@
 //! force, torque); [`VolumeResult::axis_volumes`], [`VolumeResult::pixel_area`] and
 //! [`SurfacePoint::axis`](super::SurfacePoint::axis) stay per view axis. The optimised view
 //! minimises Eq. 12 over the area-weighted normals of the triangles that meet the overlap box
-//! (module `views`).
+//! (module `views`). [`ViewDirections::OptimisedFrom`] warm-starts that minimisation from the
+//! previous frame's rotation (the paper's time coherency).
+//!
+//! **Certified uniform sampling.** [`AdaptiveVolume::certified_uniform_resolution`] gives the
+//! smallest uniform grid whose Eq. 9 bound, charged exactly as the planner charges its tiles,
+//! meets the same edge budget: the uniform sampling with the same guarantee, against which the
+//! adaptive method's ray counts are compared (paper Fig. 9; module `certified`).
 
+mod certified;
 mod ebpi;
 mod pyramid;
 mod refine;
 mod tile_size;
 mod views;
 
+#[cfg(test)]
+mod certified_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -50,6 +59,7 @@ use crate::bvh::BalancedTree;
 use crate::mesh::TriMesh;
 use crate::pose::DPose;
 use crate::topology::Solid;
+pub use certified::UniformCertificate;
 use ebpi::{Ebpi, EdgeSource};
 use glam::{DMat3, DQuat, DVec3};
 use refine::{AxisJob, run_axis};
@@ -122,6 +132,12 @@ pub enum ViewDirections {
     /// The columns of this rotation's matrix, in A's frame (normalised; refused with
     /// [`VolumeError::InvalidViewRotation`] unless finite and non-zero).
     Fixed(DQuat),
+    /// Eq. 12 warm-started from this rotation (the previous frame's
+    /// [`AdaptiveResult::view`]): one descent from it ([`NormalMoments::optimise_from`]), the
+    /// paper's use of time coherency, instead of the thirteen cold starts of
+    /// [`ViewDirections::Optimised`]. It follows the local minimum the previous frame found.
+    /// Refused with [`VolumeError::InvalidViewRotation`] unless finite and non-zero.
+    OptimisedFrom(DQuat),
 }
 
 impl Default for AdaptiveOptions {
@@ -245,6 +261,29 @@ impl<'a> AdaptiveVolume<'a> {
         b_to_a: &DPose,
         options: &AdaptiveOptions,
     ) -> Result<AdaptiveResult, VolumeError> {
+        let frame = self.frame(b_to_a, options, None)?;
+        let Some(ebpis) = frame.ebpis(self, options.finest_resolution) else {
+            return Ok(frame.empty_result());
+        };
+        // Plan all three axes before casting, so that an over-limit query casts nothing.
+        let plans: Vec<(Ebpi, Vec<pyramid::Node>)> = ebpis
+            .into_iter()
+            .map(|e| {
+                let nodes = pyramid::coarsen(&e, EDGE_SHARE * frame.tolerance);
+                (e, nodes)
+            })
+            .collect();
+        frame.cast(plans, options, true)
+    }
+
+    /// The view frame of a query: checks the inputs, resolves the tolerance and the view
+    /// rotation (`view` overrides `options.view`), and places both meshes in the view frame.
+    fn frame(
+        &self,
+        b_to_a: &DPose,
+        options: &AdaptiveOptions,
+        view: Option<DQuat>,
+    ) -> Result<Frame, VolumeError> {
         if options.finest_resolution == 0 {
             return Err(VolumeError::ZeroResolution);
         }
@@ -254,16 +293,25 @@ impl<'a> AdaptiveVolume<'a> {
         let tolerance = options
             .tolerance
             .absolute(self.a.volume(), self.b.volume())?;
-        let view = match options.view {
-            ViewDirections::Axes => DQuat::IDENTITY,
-            ViewDirections::Fixed(q) => {
+        let view = match (view, options.view) {
+            (Some(q), _) => q,
+            (None, ViewDirections::Axes) => DQuat::IDENTITY,
+            (None, ViewDirections::Fixed(q)) => {
                 if !(q.is_finite() && q.length() > 1e-12) {
                     return Err(VolumeError::InvalidViewRotation);
                 }
                 q.normalize()
             }
-            ViewDirections::Optimised => {
+            (None, ViewDirections::Optimised) => {
                 view_moments(self.a, self.b, b_to_a).optimise(None).rotation
+            }
+            (None, ViewDirections::OptimisedFrom(q)) => {
+                if !(q.is_finite() && q.length() > 1e-12) {
+                    return Err(VolumeError::InvalidViewRotation);
+                }
+                view_moments(self.a, self.b, b_to_a)
+                    .optimise_from(q)
+                    .rotation
             }
         };
         // The view frame: A at Rᵀ, B at Rᵀ · b_to_a (exactly the A frame for the axes).
@@ -280,55 +328,101 @@ impl<'a> AdaptiveVolume<'a> {
         };
         let ma = RayMesh::new(self.a, &self.tree_a, &pose_a)?;
         let mb = RayMesh::new(self.b, &self.tree_b, &pose_b)?;
-        let mut out = AdaptiveResult {
+        let lo = ma.bounds()[0].max(mb.bounds()[0]);
+        let hi = ma.bounds()[1].min(mb.bounds()[1]);
+        Ok(Frame {
+            view,
+            rot,
+            rotated,
+            ma,
+            mb,
+            lo,
+            hi,
+            tolerance,
+        })
+    }
+}
+
+/// Both meshes placed in the view frame of a query, the overlap box and the tolerance.
+struct Frame {
+    view: DQuat,
+    rot: DMat3,
+    rotated: bool,
+    ma: RayMesh,
+    mb: RayMesh,
+    lo: DVec3,
+    hi: DVec3,
+    tolerance: f64,
+}
+
+impl Frame {
+    /// Whether the bounding boxes overlap with a non-empty interior.
+    fn overlaps(&self) -> bool {
+        self.lo.cmplt(self.hi).all()
+    }
+
+    /// The result of an empty overlap: nothing cast, zero volume, zero bounds.
+    fn empty_result(&self) -> AdaptiveResult {
+        AdaptiveResult {
             result: VolumeResult {
                 volume: 0.0,
                 axis_volumes: [0.0; 3],
-                gradient_a: vec![DVec3::ZERO; ma.vertices().len()],
-                gradient_b: vec![DVec3::ZERO; mb.vertices().len()],
+                gradient_a: vec![DVec3::ZERO; self.ma.vertices().len()],
+                gradient_b: vec![DVec3::ZERO; self.mb.vertices().len()],
                 force: DVec3::ZERO,
                 torque: DVec3::ZERO,
                 ray_count: 0,
                 pixel_area: [0.0; 3],
                 points: Vec::new(),
             },
-            tolerance,
+            tolerance: self.tolerance,
             error_bound: 0.0,
             axis_error_bounds: [0.0; 3],
             tolerance_met: true,
             refined_rays: 0,
-            view,
-        };
-        let lo = ma.bounds()[0].max(mb.bounds()[0]);
-        let hi = ma.bounds()[1].min(mb.bounds()[1]);
-        if !lo.cmplt(hi).all() {
-            return Ok(out);
+            view: self.view,
         }
-        let n = options.finest_resolution.min(1 << 12).next_power_of_two() as usize;
+    }
+
+    /// The EBPIs of the three view axes at `finest_resolution` (rounded up to a power of two,
+    /// at most 4096), or `None` when the bounding boxes do not overlap.
+    fn ebpis(&self, v: &AdaptiveVolume<'_>, finest_resolution: u32) -> Option<Vec<Ebpi>> {
+        if !self.overlaps() {
+            return None;
+        }
+        let n = finest_resolution.clamp(1, 1 << 12).next_power_of_two() as usize;
         let normals = |m: &RayMesh| -> Vec<DVec3> {
             (0..m.triangles().len()).map(|t| m.unit_normal(t)).collect()
         };
-        let (na, nb) = (normals(&ma), normals(&mb));
+        let (na, nb) = (normals(&self.ma), normals(&self.mb));
         let sources = [
             EdgeSource {
-                mesh: &ma,
+                mesh: &self.ma,
                 normals: &na,
-                edges: &self.a.topology().edges,
+                edges: &v.a.topology().edges,
             },
             EdgeSource {
-                mesh: &mb,
+                mesh: &self.mb,
                 normals: &nb,
-                edges: &self.b.topology().edges,
+                edges: &v.b.topology().edges,
             },
         ];
-        // Plan all three axes before casting, so that an over-limit query casts nothing.
-        let plans: Vec<(Ebpi, Vec<pyramid::Node>)> = (0..3)
-            .map(|k| {
-                let e = Ebpi::build(k, lo, hi, n, &sources);
-                let nodes = pyramid::coarsen(&e, EDGE_SHARE * tolerance);
-                (e, nodes)
-            })
-            .collect();
+        Some(
+            (0..3)
+                .map(|k| Ebpi::build(k, self.lo, self.hi, n, &sources))
+                .collect(),
+        )
+    }
+
+    /// Casts the planned tiles of the three axes (refining transient edges when `refine`) and
+    /// assembles the result; refused before casting when the plans exceed the ray limit.
+    fn cast(
+        &self,
+        plans: Vec<(Ebpi, Vec<pyramid::Node>)>,
+        options: &AdaptiveOptions,
+        refine: bool,
+    ) -> Result<AdaptiveResult, VolumeError> {
+        let (lo, hi, tolerance) = (self.lo, self.hi, self.tolerance);
         let planned: u64 = plans
             .iter()
             .flat_map(|(_, nodes)| nodes.iter().map(|nd| nd.plan.rays()))
@@ -339,19 +433,24 @@ impl<'a> AdaptiveVolume<'a> {
                 limit: options.max_rays,
             });
         }
+        let mut out = self.empty_result();
         let mut spare = options.max_rays - planned;
         for (k, (ebpi, nodes)) in plans.iter().enumerate() {
             let own: u64 = nodes.iter().map(|nd| nd.plan.rays()).sum();
             let job = AxisJob {
                 k,
-                ma: &ma,
-                mb: &mb,
+                ma: &self.ma,
+                mb: &self.mb,
                 ebpi,
                 nodes,
                 depth_extent: hi[k] - lo[k],
                 tolerance,
                 // Each axis may refine with what the earlier ones left, spread over the rest.
-                max_rays: own + spare / (3 - k) as u64,
+                max_rays: if refine {
+                    own + spare / (3 - k) as u64
+                } else {
+                    own
+                },
                 collect_points: options.collect_points,
             };
             let o = run_axis(&job, &mut out.result);
@@ -367,7 +466,8 @@ impl<'a> AdaptiveVolume<'a> {
         let r = &mut out.result;
         r.volume = r.axis_volumes.iter().sum::<f64>() / 3.0;
         out.error_bound = out.axis_error_bounds.iter().sum::<f64>() / 3.0;
-        if rotated {
+        let rot = self.rot;
+        if self.rotated {
             // Back into A's frame.
             for g in r.gradient_a.iter_mut().chain(r.gradient_b.iter_mut()) {
                 *g = rot * *g;
@@ -378,8 +478,8 @@ impl<'a> AdaptiveVolume<'a> {
             }
         }
         let c = options.centre;
-        for (g, &p) in r.gradient_b.iter().zip(mb.vertices()) {
-            let p = if rotated { rot * p } else { p };
+        for (g, &p) in r.gradient_b.iter().zip(self.mb.vertices()) {
+            let p = if self.rotated { rot * p } else { p };
             r.force -= *g;
             r.torque -= (p - c).cross(*g);
         }

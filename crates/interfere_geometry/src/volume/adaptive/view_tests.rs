@@ -421,6 +421,79 @@ fn invalid_fixed_views_are_refused() {
     assert_eq!((r.result.volume, r.view), (0.0, DQuat::IDENTITY));
 }
 
+#[test]
+fn warm_start_from_the_previous_optimum_is_no_worse_and_faster() {
+    // A moving box-sphere pair: every frame warm-starts from the previous frame's rotation.
+    let mut rng = ChaCha8Rng::seed_from_u64(125);
+    let a = shapes::cuboid(Vec3::new(1.0, 0.7, 0.5));
+    let b = shapes::icosphere(0.8, 1);
+    let mut p = pose(DVec3::new(0.3, 1.0, 0.2), 0.7, DVec3::new(0.9, 0.3, 0.1));
+    let mut prev = view_moments(&a, &b, &p).optimise(None).rotation;
+    for frame in 0..8 {
+        // A small motion per frame.
+        let step = pose(random_unit(&mut rng), 0.02, random_unit(&mut rng) * 0.01);
+        p = step.mul(&p);
+        let m = view_moments(&a, &b, &p);
+        let cold = m.optimise(None);
+        let warm = m.optimise_from(prev);
+        let w = m.weight();
+        assert!(
+            warm.energy <= cold.energy + 1e-9 * w,
+            "{frame}: warm {} vs cold {}",
+            warm.energy / w,
+            cold.energy / w
+        );
+        assert!(
+            warm.iterations < cold.iterations,
+            "{frame}: {} vs {} iterations",
+            warm.iterations,
+            cold.iterations
+        );
+        // Never above its start, and a minimum: no descent from it.
+        assert!(warm.energy <= m.energy(&DMat3::from_quat(prev)));
+        assert!(m.gradient(&DMat3::from_quat(warm.rotation)).length() < 1e-4 * w);
+        // Restarting from the optimum itself: no worse, at most a few iterations.
+        let again = m.optimise_from(cold.rotation);
+        assert!(again.energy <= cold.energy);
+        assert!(
+            again.iterations < cold.iterations / 4,
+            "{}",
+            again.iterations
+        );
+        // Through the query: OptimisedFrom uses that rotation, and meets the tolerance.
+        let exact = exact_convex(&a, &b, &p);
+        let r = adaptive_volume(
+            &a,
+            &b,
+            &p,
+            &opts(
+                Tolerance::Relative(3e-2),
+                ViewDirections::OptimisedFrom(prev),
+            ),
+        )
+        .unwrap();
+        assert_eq!(r.view, warm.rotation);
+        assert!(r.tolerance_met);
+        assert!((r.result.volume - exact).abs() <= r.tolerance);
+        prev = r.view;
+    }
+    // No weight (disjoint) or an invalid start: the cold answer.
+    let far = shift(DVec3::X * 10.0);
+    let m = view_moments(&a, &b, &far);
+    assert_eq!(m.optimise_from(prev), m.optimise(None));
+    let m = view_moments(&a, &b, &p);
+    let bad = DQuat::from_xyzw(f64::NAN, 0.0, 0.0, 1.0);
+    assert_eq!(m.optimise_from(bad), m.optimise(None));
+    // Through the query, an invalid start is refused.
+    for q in [bad, DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0)] {
+        let o = opts(Tolerance::Relative(1e-2), ViewDirections::OptimisedFrom(q));
+        assert_eq!(
+            adaptive_volume(&a, &b, &p, &o),
+            Err(VolumeError::InvalidViewRotation)
+        );
+    }
+}
+
 /// Rays of the axis and the optimised views at equal tolerances, against the exact volume.
 fn axes_vs_optimised(name: &str, a: &Solid, b: &Solid, p: &DPose, rels: &[f64]) {
     let av = AdaptiveVolume::new(a, b);

@@ -151,6 +151,21 @@ impl NormalMoments {
         best
     }
 
+    /// Minimises [`Self::energy`] by one descent from `start` (normalised), for time coherency:
+    /// the previous frame's optimum is the starting point, and the descent follows its local
+    /// minimum as the geometry moves. The energy is never above that of `start`. With no
+    /// weight, or a `start` that is not finite and non-zero, the answer is
+    /// [`Self::optimise`]`(None)`.
+    pub fn optimise_from(&self, start: DQuat) -> ViewOptimum {
+        if self.weight <= 0.0
+            || !self.weight.is_finite()
+            || !(start.is_finite() && start.length() > 0.0)
+        {
+            return self.optimise(None);
+        }
+        self.descend(start.normalize())
+    }
+
     /// Fletcher–Reeves conjugate gradients from `q`.
     fn descend(&self, mut q: DQuat) -> ViewOptimum {
         let scale = self.weight;
