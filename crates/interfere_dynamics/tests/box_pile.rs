@@ -38,7 +38,7 @@ impl ContactSource for Latent {
             self.inner.contacts(bodies, out);
             return;
         }
-        if self.calls % self.substeps as u64 == 0 {
+        if self.calls.is_multiple_of(u64::from(self.substeps)) {
             self.found.clear();
             self.inner.contacts(bodies, &mut self.found);
             self.poses = bodies.iter().map(|b| (b.position, b.orientation)).collect();
@@ -163,7 +163,7 @@ impl Pile {
                 self.rng.random_range(-1.0..1.0),
             )
             .normalize_or(DVec3::X);
-            let q = DQuat::from_axis_angle(axis, self.rng.random_range(0.0..6.28));
+            let q = DQuat::from_axis_angle(axis, self.rng.random_range(0.0..std::f64::consts::TAU));
             let id = self.world.add_body(
                 RigidBody::dynamic(&props, at, q)
                     .unwrap()

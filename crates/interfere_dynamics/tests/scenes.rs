@@ -379,8 +379,9 @@ fn box_rests_on_volume_contact() {
     }
     let volume_contacts = src.volumes;
     let body = &w.bodies()[b];
-    // Settled: the bottom at z ≈ −slop (1e-4 m of overlap is left so the contact persists),
-    // steady, no drift, no rotation.
+    // Settled: the bottom slightly below z = 0 (up to the default volume slop depth of overlap
+    // is left so the contact persists), steady, no drift, no rotation.
+    let slop = SolverSettings::default().volume_slop_depth;
     let last_second = &zs[540..];
     let (lo, hi) = last_second
         .iter()
@@ -394,7 +395,10 @@ fn box_rests_on_volume_contact() {
         body.position.z,
         hi - lo
     );
-    assert!((body.position.z - 0.3).abs() < 1e-3);
+    // The projection only acts beyond the slop, so the resting overlap is at most the slop
+    // (measured 1.09 mm at the 3 mm default).
+    let depth = 0.3 - body.position.z;
+    assert!(depth > -1e-3 && depth < slop + 1e-3, "{depth}");
     assert!(hi - lo < 1e-5);
     assert!(drift < 1e-4);
     assert!(tilt < 1e-4);
