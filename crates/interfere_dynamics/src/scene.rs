@@ -754,6 +754,7 @@ mod tests {
         }
         names.sort();
         for scene in [
+            "box_pile.json",
             "nut_and_bolt.json",
             "nut_and_bolt_locked.json",
             "ruina_wheels.json",
