@@ -7,15 +7,16 @@
 //!
 //! ```text
 //! cargo run --release --example box_pile -- [--boxes N] [--backend cpu|gpu|gpu-blocking]
-//!     [--hz F] [--substeps N] [--iterations N] [--series]
+//!     [--hz F] [--substeps N] [--iterations N] [--slop M] [--series]
 //!     [--headless --frames N --screenshot out.png --report out.json]
 //! ```
 //!
 //! The boxes arrive in layers of 25, one layer every 0.4 s, from 2.6 m above the floor (a game's
 //! spawner; dropping them all at once from a tall lattice either overlaps them at the start or
-//! makes the top ones land fast). The physics runs at 120 fixed steps per second by default: at
-//! 60 Hz (contacts found once per step, extrapolated to the 4 substeps) the pile kept jittering
-//! at a few tenths of a metre per second long after landing and never went to sleep.
+//! makes the top ones land fast). The physics runs at 120 fixed steps per second by default.
+//! The volume contacts are sampled at about 2 cm, so the solver's volume slop is 3 mm (`--slop`):
+//! at the 0.1 mm default the position projection overshot by more than the slop, lifted boxes
+//! off their supports and the pile never settled (see `SolverSettings::volume_slop_depth`).
 //!
 //! The report gives, per fixed step, the detection time (broad phase plus narrow phase, from
 //! [`PhysicsStats`]), the broad-phase pair count, the interfering pair count, the red boxes and
@@ -395,8 +396,16 @@ fn main() {
     let defaults = PhysicsSettings::default();
     let substeps = args.parsed("--substeps", defaults.substeps);
     let iterations = args.parsed("--iterations", defaults.solver.velocity_iterations);
-    if !(hz.is_finite() && hz >= 1.0) || substeps == 0 || iterations == 0 {
-        eprintln!("--hz must be at least 1, --substeps and --iterations positive");
+    // The contacts are sampled at a few centimetres, so the projection's slop must be
+    // millimetres (SolverSettings::volume_slop_depth: at the 0.1 mm default the pile never
+    // settled).
+    let slop = args.parsed("--slop", 3e-3f64);
+    if !(hz.is_finite() && hz >= 1.0)
+        || substeps == 0
+        || iterations == 0
+        || !(slop.is_finite() && slop >= 0.0)
+    {
+        eprintln!("--hz must be at least 1, --substeps and --iterations positive, --slop >= 0");
         std::process::exit(2);
     }
     let mut app = support::base_app(&args, "Interfere: box pile", hz);
@@ -405,6 +414,7 @@ fn main() {
             substeps,
             solver: SolverSettings {
                 velocity_iterations: iterations,
+                volume_slop_depth: slop,
                 ..defaults.solver
             },
             ..defaults

@@ -56,14 +56,16 @@ pub struct SolverSettings {
     /// vanishes every other substep and a resting box creeps (measured: 1 cm in 10 s).
     ///
     /// It must also exceed the depth error of the sampled volume and of its linearization (the
-    /// projection trusts both). The default, 3 mm, suits metre scenes sampled at a few
-    /// centimetres. At the former 0.1 mm a pile of 300 boxes (`tests/box_pile.rs`, 120 Hz) never
-    /// settled: the projection overshot by more than the slop and lifted boxes clear of their
-    /// supports (about a third of the resting contact parts absent on any step), they fell back
-    /// and hit, and the projection lifted the pile by about 2.8 kJ per second against the
-    /// solver's dissipation. At 1 mm the 120 Hz pile settled (below 0.05 m/s from 7.0 s) but the
-    /// 60 Hz one did not within 10 s; at 3 mm both settled (8.3 s and 7.6 s) with no lift at
-    /// rest.
+    /// projection trusts both), so it follows the ray spacing: the default, 0.1 mm, suits finely
+    /// sampled contacts (the Ruina wheels' 1 mm rays, the small obstacle); scenes sampled at a
+    /// few centimetres need millimetres. Measured on a pile of 300 boxes with 2 cm rays
+    /// (`tests/scenes/box_pile.rs`, 120 Hz): at 0.1 mm it never settled, because the projection
+    /// overshot by more than the slop and lifted boxes clear of their supports (about a third of
+    /// the resting contact parts absent on any step); they fell back and hit, and the projection
+    /// lifted the pile by about 2.8 kJ per second against the solver's dissipation. At 1 mm the
+    /// 120 Hz pile settled (below 0.05 m/s from 7.0 s) but the 60 Hz one did not within 10 s; at
+    /// 3 mm both settled (8.3 s and 7.6 s) with no lift at rest. The box pile example and scene
+    /// use 3 mm.
     pub volume_slop_depth: f64,
     /// Reuse last step's impulses as the initial guess.
     pub warm_start: bool,
@@ -77,7 +79,7 @@ impl Default for SolverSettings {
             restitution_threshold: 0.2,
             static_friction_threshold: 0.01,
             linear_slop: 1e-4,
-            volume_slop_depth: 3e-3,
+            volume_slop_depth: 1e-4,
             warm_start: true,
         }
     }

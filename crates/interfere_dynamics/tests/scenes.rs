@@ -9,6 +9,8 @@ use std::f64::consts::FRAC_PI_2;
 
 #[path = "scenes/adaptive_contacts.rs"]
 mod adaptive_contacts;
+#[path = "scenes/box_pile.rs"]
+mod box_pile;
 
 const G: f64 = 9.81;
 
@@ -379,9 +381,8 @@ fn box_rests_on_volume_contact() {
     }
     let volume_contacts = src.volumes;
     let body = &w.bodies()[b];
-    // Settled: the bottom slightly below z = 0 (up to the default volume slop depth of overlap
-    // is left so the contact persists), steady, no drift, no rotation.
-    let slop = SolverSettings::default().volume_slop_depth;
+    // Settled: the bottom at z ≈ −slop (1e-4 m of overlap is left so the contact persists),
+    // steady, no drift, no rotation.
     let last_second = &zs[540..];
     let (lo, hi) = last_second
         .iter()
@@ -395,10 +396,7 @@ fn box_rests_on_volume_contact() {
         body.position.z,
         hi - lo
     );
-    // The projection only acts beyond the slop, so the resting overlap is at most the slop
-    // (measured 1.09 mm at the 3 mm default).
-    let depth = 0.3 - body.position.z;
-    assert!(depth > -1e-3 && depth < slop + 1e-3, "{depth}");
+    assert!((body.position.z - 0.3).abs() < 1e-3);
     assert!(hi - lo < 1e-5);
     assert!(drift < 1e-4);
     assert!(tilt < 1e-4);
@@ -620,18 +618,7 @@ fn torus_on_peg() -> (
     BodyId,
 ) {
     use interfere_geometry::shapes::{cylinder, torus};
-    let w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
-    // The throw was tuned with the former 0.1 mm volume slop: at the 1 mm default the torus
-    // takes another path and comes to rest on the peg top instead of threading (the outcome of
-    // a throw, not a stability property: the pile and stack tests cover those at the default).
-    let mut w = World::new(WorldSettings {
-        solver: SolverSettings {
-            volume_slop_depth: 1e-4,
-            ..SolverSettings::default()
-        },
-        ..*w.settings()
-    })
-    .unwrap();
+    let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
     let g = ground(&mut w, Material::new(0.6, 0.0));
     let peg_solid = cylinder(0.1, 0.3, 12);
     let peg = w.add_body(
@@ -843,11 +830,9 @@ fn stack_of_five_boxes_stands_ten_seconds_on_mesh_volume_contact() {
         tilt = tilt.max(rotation_angle(DQuat::IDENTITY, b.orientation));
     }
     eprintln!("mesh-volume stack of 5: worst drift {worst:.3e} m, worst tilt {tilt:.3e} rad");
-    // Each contact settles by the volume slop (the default depth, 1 mm), so the top box sinks
-    // by at most one slop per contact below it (measured 1.16 mm at the 1 mm default, 0.66 mm at
-    // the former 0.1 mm; tilt 3.9e-4 rad; the run is deterministic).
-    let slop = SolverSettings::default().volume_slop_depth;
-    assert!(worst < 5.0 * slop, "drift {worst}");
+    // Each contact settles by the volume slop (1e-4 m of depth), so the top box sinks by a
+    // few of those (measured 0.66 mm, tilt 3.9e-4 rad; the run is deterministic).
+    assert!(worst < 1e-3, "drift {worst}");
     assert!(tilt < 1e-3, "tilt {tilt}");
 }
 

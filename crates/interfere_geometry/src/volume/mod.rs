@@ -21,7 +21,8 @@ pub mod uniform;
 mod tests;
 
 pub use adaptive::{
-    AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, ViewDirections, adaptive_volume,
+    AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, UniformCertificate, ViewDirections,
+    adaptive_volume,
 };
 pub use ray_bvh::{AxisRay, RayHit, RayMesh};
 pub use uniform::{

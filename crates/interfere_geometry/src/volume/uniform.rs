@@ -15,7 +15,7 @@
 //! the block's lines passes through its box, a leaf is tested against exactly those lines), and
 //! B is cast only on the lines that hit A. Each line gets the hits, in the order, that casting
 //! it alone would give, and the lines are reduced in the same order (`i`, then `j`), so the
-//! result does not depend on the blocking; on bunny25k this is 1.4–2.6 times faster than one
+//! result does not depend on the blocking; on bunny25k this is 1.1–2.1 times faster than one
 //! walk per line (docs/benchmarks.md, `interfere bench volume`).
 //!
 //! **Gradient (Eq. 2).** Each interval endpoint lies on a triangle of A or B, at barycentric
