@@ -421,6 +421,21 @@ fn huge_coordinates_stay_exact() {
 }
 
 /// Area of the intersection of two convex polygons (counter-clockwise), by clipping.
+/// The area, in the xy plane, of the 1.6 × 0.8 rectangle centred at the origin and placed by
+/// `p` (a rotation about z and a shift), inside the square `[-1, 1]²`: the exact cross-section of
+/// the rotated-prism oracles.
+pub(super) fn rectangle_area_in_square(p: &DPose) -> f64 {
+    let corners: Vec<[f64; 2]> = [(-0.8, -0.4), (0.8, -0.4), (0.8, 0.4), (-0.8, 0.4)]
+        .iter()
+        .map(|&(x, y)| {
+            let q = p.transform_point(Vec3::new(x, y, 0.0));
+            [q.x, q.y]
+        })
+        .collect();
+    let square = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
+    convex_clip_area(&corners, &square)
+}
+
 pub(super) fn convex_clip_area(subject: &[[f64; 2]], clip: &[[f64; 2]]) -> f64 {
     let mut poly = subject.to_vec();
     for i in 0..clip.len() {
@@ -462,16 +477,8 @@ fn boxes_rotated_about_z_converge_to_the_exact_prism() {
         (std::f64::consts::FRAC_PI_4, DVec3::new(0.2, -0.1, -0.3)),
     ] {
         let p = pose(DVec3::Z, angle, t);
-        let corners: Vec<[f64; 2]> = [(-0.8, -0.4), (0.8, -0.4), (0.8, 0.4), (-0.8, 0.4)]
-            .iter()
-            .map(|&(x, y)| {
-                let q = p.transform_point(Vec3::new(x, y, 0.0));
-                [q.x, q.y]
-            })
-            .collect();
-        let square = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
         // B's z extent [-1, 1] + t.z covers A's [-0.5, 0.5].
-        let exact = convex_clip_area(&corners, &square) * 1.0;
+        let exact = rectangle_area_in_square(&p);
         let err = |r: u32| {
             let v = uv.compute(&p, &opts(Sampling::Resolution(r))).unwrap();
             // Rays along z see the exact prism: every interval has the full height.

@@ -9,7 +9,7 @@ use super::ebpi::{Ebpi, EdgeSource};
 use super::tests::exact_convex;
 use super::*;
 use crate::shapes;
-use crate::volume::tests::{convex_clip_area, pose, random_pose, shift};
+use crate::volume::tests::{pose, random_pose, rectangle_area_in_square, shift};
 use crate::volume::{Sampling, UniformOptions, UniformVolume};
 use glam::Vec3;
 use rand::SeedableRng;
@@ -125,15 +125,7 @@ fn rotated_boxes_and_prisms_are_certified_minimally() {
     let a = shapes::cuboid(Vec3::new(1.0, 1.0, 0.5));
     let b = shapes::cuboid(Vec3::new(0.8, 0.4, 0.5));
     let p = pose(DVec3::Z, 0.6, DVec3::new(0.9, 0.3, 0.0));
-    let corners: Vec<[f64; 2]> = [(-0.8, -0.4), (0.8, -0.4), (0.8, 0.4), (-0.8, 0.4)]
-        .iter()
-        .map(|&(x, y)| {
-            let q = p.transform_point(Vec3::new(x, y, 0.0));
-            [q.x, q.y]
-        })
-        .collect();
-    let square = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
-    let exact = convex_clip_area(&corners, &square);
+    let exact = rectangle_area_in_square(&p);
     check(&a, &b, &p, Tolerance::Relative(3e-2), exact, "prism");
 }
 

@@ -7,7 +7,9 @@ use super::pyramid::coarsen;
 use super::tile_size::{MAX_SPLIT, plan};
 use super::*;
 use crate::shapes;
-use crate::volume::tests::{clipped_convex_volume, convex_clip_area, pose, random_pose, shift};
+use crate::volume::tests::{
+    clipped_convex_volume, pose, random_pose, rectangle_area_in_square, shift,
+};
 use crate::volume::{Sampling, UniformOptions, UniformVolume};
 use glam::Vec3;
 use rand::{Rng, SeedableRng};
@@ -172,15 +174,7 @@ fn aligned_coplanar_and_touching_boxes() {
         (-1.1, DVec3::new(-0.5, 0.8, 0.0)),
     ] {
         let p = pose(DVec3::Z, angle, t);
-        let corners: Vec<[f64; 2]> = [(-0.8, -0.4), (0.8, -0.4), (0.8, 0.4), (-0.8, 0.4)]
-            .iter()
-            .map(|&(x, y)| {
-                let q = p.transform_point(Vec3::new(x, y, 0.0));
-                [q.x, q.y]
-            })
-            .collect();
-        let square = [[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]];
-        let exact = convex_clip_area(&corners, &square) * 1.0;
+        let exact = rectangle_area_in_square(&p);
         // B's walls are parallel to z and slanted in the image: the narrow-face bound needs
         // small tiles in both directions along them (section 4.4's view optimization is what
         // the paper uses against that), so only the 1 % tolerance is run here.
