@@ -112,48 +112,58 @@ impl RayMesh {
 
     /// [`Self::new`] without its checks: `tree` matches `mesh` and `pose` is finite.
     fn place(mesh: &TriMesh, tree: &BalancedTree, pose: &DPose) -> Self {
-        let vertices: Vec<DVec3> = mesh
-            .vertices()
-            .iter()
-            .map(|&v| pose.transform_point(v))
-            .collect();
-        let triangles = mesh.triangles().to_vec();
-        let level_offsets = tree.level_offsets().to_vec();
-        let n_nodes = tree.nodes().len();
-        let mut boxes = vec![[DVec3::INFINITY, DVec3::NEG_INFINITY]; n_nodes];
-        let mut leaf_triangle = vec![0u32; n_nodes];
         let depth = tree.depth();
+        let level_offsets = tree.level_offsets().to_vec();
+        let mut leaf_triangle = vec![0u32; tree.nodes().len()];
         let leaf_base = level_offsets[depth];
         for (i, node) in tree.level(depth).iter().enumerate() {
-            let t = node.index;
-            // The tree was built over a mesh with this triangle count, so the index is valid.
-            let [a, b, c] = triangles[t as usize].map(|i| vertices[i as usize]);
-            boxes[leaf_base + i] = [a.min(b).min(c), a.max(b).max(c)];
-            leaf_triangle[leaf_base + i] = t;
+            leaf_triangle[leaf_base + i] = node.index;
         }
-        for l in (0..depth).rev() {
-            let base = level_offsets[l];
-            let below = level_offsets[l + 1];
-            for i in 0..tree.level_len(l) {
-                let mut bx = [DVec3::INFINITY, DVec3::NEG_INFINITY];
-                for c in tree.children(l, i) {
-                    let cb = boxes[below + c];
-                    bx = [bx[0].min(cb[0]), bx[1].max(cb[1])];
-                }
-                boxes[base + i] = bx;
-            }
-        }
-        let scale = vertices
-            .iter()
-            .fold(0.0f64, |s, v| s.max(v.abs().max_element()));
-        Self {
-            vertices,
-            triangles,
-            boxes,
+        let mut placed = Self {
+            vertices: Vec::new(),
+            triangles: mesh.triangles().to_vec(),
+            boxes: vec![[DVec3::ZERO; 2]; tree.nodes().len()],
             leaf_triangle,
             level_offsets,
-            scale,
+            scale: 0.0,
+        };
+        placed.repose(mesh, pose);
+        placed
+    }
+
+    /// Moves this mesh to `pose`: `mesh` must be the mesh it was placed from (same vertex count
+    /// and triangles; only the vertices are read). Reuses every buffer, so a sampler that
+    /// places the same mesh on every query allocates nothing.
+    pub(crate) fn repose(&mut self, mesh: &TriMesh, pose: &DPose) {
+        self.vertices.clear();
+        self.vertices
+            .extend(mesh.vertices().iter().map(|&v| pose.transform_point(v)));
+        let depth = self.levels() - 1;
+        let lo = &self.level_offsets;
+        for node in lo[depth]..lo[depth + 1] {
+            // The tree was built over this mesh, so the indices are valid.
+            let t = self.leaf_triangle[node];
+            let [a, b, c] = self.triangles[t as usize].map(|i| self.vertices[i as usize]);
+            self.boxes[node] = [a.min(b).min(c), a.max(b).max(c)];
         }
+        // Node i of a level has children 2i and (when it exists) 2i + 1 on the level below.
+        for l in (0..depth).rev() {
+            let (base, below) = (lo[l], lo[l + 1]);
+            let below_len = lo[l + 2] - below;
+            for i in 0..below - base {
+                let first = self.boxes[below + 2 * i];
+                self.boxes[base + i] = if 2 * i + 1 < below_len {
+                    let second = self.boxes[below + 2 * i + 1];
+                    [first[0].min(second[0]), first[1].max(second[1])]
+                } else {
+                    first
+                };
+            }
+        }
+        self.scale = self
+            .vertices
+            .iter()
+            .fold(0.0f64, |s, v| s.max(v.abs().max_element()));
     }
 
     /// The placed vertices.
@@ -296,6 +306,19 @@ impl RayMesh {
             }
             let mv = within(vs, pv, b[0][kv], b[1][kv]);
             if mv == 0 {
+                continue;
+            }
+            if l + 1 < depth {
+                // Skip a level: push the (up to four) grandchildren, right-most first. Their
+                // own box tests only keep lines that the skipped child would have kept too
+                // (its box contains theirs), so the leaves and lines reached do not change.
+                let (below, below2) = (self.level_len(l + 1), self.level_len(l + 2));
+                for c in (2 * i..(2 * i + 2).min(below)).rev() {
+                    for g in (2 * c..(2 * c + 2).min(below2)).rev() {
+                        stack[top] = (l + 2, g, mu, mv);
+                        top += 1;
+                    }
+                }
                 continue;
             }
             if l < depth {

@@ -938,3 +938,44 @@ fn lines_group_the_endpoints_by_sampling_line() {
     r.points[0].point.y = f64::NAN;
     assert_eq!(r.lines().map(|l| l.len()).sum::<usize>(), n);
 }
+
+#[test]
+fn reposed_meshes_and_reused_samplers_match_fresh_ones() {
+    // `RayMesh::repose` (the sampler's reused B) against a mesh placed afresh: the same
+    // vertices, bounds and hits; and a sampler's answers do not depend on the queries before.
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let a = shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 5);
+    let b = shapes::torus(0.8, 0.3, 16, 8);
+    let tree_b = BalancedTree::build(&b);
+    let mut reused = RayMesh::new(&b, &tree_b, &random_pose(&mut rng)).unwrap();
+    let uv = UniformVolume::new(&a, &b);
+    let o = opts(Sampling::Resolution(12));
+    for _ in 0..8 {
+        let p = random_pose(&mut rng);
+        reused.repose(&b, &p);
+        let fresh = RayMesh::new(&b, &tree_b, &p).unwrap();
+        assert_eq!(reused.vertices(), fresh.vertices());
+        assert_eq!(reused.bounds(), fresh.bounds());
+        let [lo, hi] = fresh.bounds();
+        for axis in 0..3 {
+            let (ku, kv) = ((axis + 1) % 3, (axis + 2) % 3);
+            let ray = AxisRay {
+                axis,
+                u: rng.random_range(lo[ku]..hi[ku]),
+                v: rng.random_range(lo[kv]..hi[kv]),
+            };
+            let (mut h1, mut h2) = (Vec::new(), Vec::new());
+            reused.cast_axis(&ray, &mut h1);
+            fresh.cast_axis(&ray, &mut h2);
+            assert_eq!(h1, h2);
+        }
+        // Near poses so that most queries overlap.
+        let near = DPose {
+            translation: p.translation * 0.3,
+            ..p
+        };
+        let again = uv.compute(&near, &o).unwrap();
+        let first = uv.clone().compute(&near, &o).unwrap();
+        assert_eq!(again, first);
+    }
+}

@@ -40,6 +40,7 @@ use crate::bvh::BalancedTree;
 use crate::pose::DPose;
 use crate::topology::Solid;
 use glam::DVec3;
+use std::sync::Mutex;
 
 /// How densely the overlap box is sampled.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -174,12 +175,26 @@ impl VolumeResult {
 }
 
 /// Two solids with their trees, for repeated volume queries under changing poses.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct UniformVolume<'a> {
     b: &'a Solid,
     tree_b: BalancedTree,
     /// A placed at the identity, built once: every query samples in A's frame.
     ray_a: RayMesh,
+    /// B as the last query placed it, moved by the next query instead of allocated again
+    /// (taken while a query runs; a concurrent query places its own).
+    ray_b: Mutex<Option<RayMesh>>,
+}
+
+impl Clone for UniformVolume<'_> {
+    fn clone(&self) -> Self {
+        Self {
+            b: self.b,
+            tree_b: self.tree_b.clone(),
+            ray_a: self.ray_a.clone(),
+            ray_b: Mutex::new(None),
+        }
+    }
 }
 
 impl<'a> UniformVolume<'a> {
@@ -191,6 +206,7 @@ impl<'a> UniformVolume<'a> {
             b,
             tree_b: BalancedTree::build(b),
             ray_a,
+            ray_b: Mutex::new(None),
         }
     }
 
@@ -210,7 +226,12 @@ impl<'a> UniformVolume<'a> {
             }
         }
         let ray_a = RayMesh::new(a, &tree_a, &DPose::IDENTITY)?;
-        Ok(Self { b, tree_b, ray_a })
+        Ok(Self {
+            b,
+            tree_b,
+            ray_a,
+            ray_b: Mutex::new(None),
+        })
     }
 
     /// The sampled intersection volume of A and B (placed in A's frame by `b_to_a`) and its
@@ -230,8 +251,24 @@ impl<'a> UniformVolume<'a> {
         if !pose_is_finite(b_to_a) || !options.centre.is_finite() {
             return Err(VolumeError::NonFinitePose);
         }
+        let cached = self.ray_b.try_lock().ok().and_then(|mut slot| slot.take());
+        let mb = match cached {
+            Some(mut mb) => {
+                mb.repose(self.b, b_to_a);
+                mb
+            }
+            None => RayMesh::new(self.b, &self.tree_b, b_to_a)?,
+        };
+        let result = self.sample(&mb, options);
+        if let Ok(mut slot) = self.ray_b.try_lock() {
+            *slot = Some(mb);
+        }
+        result
+    }
+
+    /// The queries' sampling, with B placed in A's frame as `mb`.
+    fn sample(&self, mb: &RayMesh, options: &UniformOptions) -> Result<VolumeResult, VolumeError> {
         let ma = &self.ray_a;
-        let mb = RayMesh::new(self.b, &self.tree_b, b_to_a)?;
         let mut result = VolumeResult::empty(ma.vertices().len(), mb.vertices().len());
         let lo = ma.bounds()[0].max(mb.bounds()[0]);
         let hi = ma.bounds()[1].min(mb.bounds()[1]);
@@ -333,7 +370,7 @@ impl<'a> UniformVolume<'a> {
                             };
                             let Some(sign) = endpoint else { continue };
                             let (mesh, hit, grad): (&RayMesh, &RayHit, &mut Vec<DVec3>) = if on_b {
-                                (&mb, &hits_b[idx], &mut result.gradient_b)
+                                (mb, &hits_b[idx], &mut result.gradient_b)
                             } else {
                                 (ma, &hits_a[idx], &mut result.gradient_a)
                             };
