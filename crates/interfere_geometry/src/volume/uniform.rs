@@ -10,12 +10,13 @@
 //! three axis estimates are averaged into [`VolumeResult::volume`].
 //!
 //! **Casting in blocks.** A is placed once, at the identity, when the sampler is built; B is
-//! placed in A's frame on every query. The lines of an axis are cast in blocks of 8 × 8: one
+//! moved into A's frame on every query, in place (`RayMesh::repose`, reusing the last query's
+//! buffers). The lines of an axis are cast in blocks of 8 × 8: one
 //! walk of each tree serves a block (`RayMesh::cast_axis_block`: a node is entered when one of
 //! the block's lines passes through its box, a leaf is tested against exactly those lines), and
 //! B is cast only on the lines that hit A. Each line gets the hits, in the order, that casting
 //! it alone would give, and the lines are reduced in the same order (`i`, then `j`), so the
-//! result does not depend on the blocking; on bunny25k this is 1.1–2.1 times faster than one
+//! result does not depend on the blocking; on bunny25k this is 1.4–2.2 times faster than one
 //! walk per line (docs/benchmarks.md, `interfere bench volume`).
 //!
 //! **Gradient (Eq. 2).** Each interval endpoint lies on a triangle of A or B, at barycentric
