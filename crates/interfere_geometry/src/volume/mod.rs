@@ -14,6 +14,7 @@
 //!   per tile of a non-uniform tiling so that the volume error meets a tolerance.
 
 pub mod adaptive;
+mod axis_bins;
 pub mod ray_bvh;
 pub mod uniform;
 

@@ -166,6 +166,14 @@ impl RayMesh {
             .fold(0.0f64, |s, v| s.max(v.abs().max_element()));
     }
 
+    /// The triangles of the tree's leaves, in leaf order (the order of a depth-first walk).
+    pub(crate) fn leaf_order(&self) -> impl Iterator<Item = u32> + '_ {
+        let depth = self.levels() - 1;
+        self.leaf_triangle[self.level_offsets[depth]..self.level_offsets[depth + 1]]
+            .iter()
+            .copied()
+    }
+
     /// The placed vertices.
     pub fn vertices(&self) -> &[DVec3] {
         &self.vertices
@@ -361,7 +369,8 @@ impl RayMesh {
         }
     }
 
-    fn hit_axis(&self, t: u32, k: usize, u: f64, v: f64) -> Option<RayHit> {
+    /// The hit of triangle `t` (a valid index) with the line along axis `k` through `(u, v)`.
+    pub(crate) fn hit_axis(&self, t: u32, k: usize, u: f64, v: f64) -> Option<RayHit> {
         let p = self.triangle(t as usize);
         let (ku, kv) = ((k + 1) % 3, (k + 2) % 3);
         let c = p.map(|x| Coord { x: x[ku], y: x[kv] });
@@ -493,6 +502,21 @@ impl BlockHits {
             self.hits[next[l as usize]] = h;
             next[l as usize] += 1;
         }
+    }
+
+    /// Starts a block of `lines` lines (for casters outside this module).
+    pub(crate) fn begin(&mut self, lines: usize) {
+        self.clear(lines);
+    }
+
+    /// Records a hit of line `line` (below the count given to [`Self::begin`]).
+    pub(crate) fn push(&mut self, line: usize, hit: RayHit) {
+        self.scratch.push((line as u32, hit));
+    }
+
+    /// Groups the recorded hits by line, each line's in the order recorded.
+    pub(crate) fn finish(&mut self) {
+        self.group();
     }
 
     /// The hits of line `l` (empty for a line outside the block or skipped by the mask).

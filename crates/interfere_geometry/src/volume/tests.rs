@@ -163,6 +163,24 @@ fn axis_rays_through_vertices_and_edges_are_watertight() {
 fn check_block(m: &RayMesh, axis: usize, us: &[f64], vs: &[f64], mask: u64, what: &str) {
     let mut block = ray_bvh::BlockHits::default();
     m.cast_axis_block(axis, us, vs, mask, &mut block);
+    check_block_hits(m, &block, axis, us, vs, mask, what);
+    // The same block through the per-axis bins of the mesh.
+    let bins = axis_bins::AxisBins::build(m);
+    bins.cast_axis_block(m, axis, us, vs, mask, &mut block);
+    check_block_hits(m, &block, axis, us, vs, mask, &format!("{what} (bins)"));
+}
+
+/// Checks `block` (a cast of the lines `us × vs` along `axis` with `mask`) against one
+/// [`RayMesh::cast_axis`] per line.
+fn check_block_hits(
+    m: &RayMesh,
+    block: &ray_bvh::BlockHits,
+    axis: usize,
+    us: &[f64],
+    vs: &[f64],
+    mask: u64,
+    what: &str,
+) {
     let (nu, nv) = (us.len().min(8), vs.len().min(8));
     for (i, &u) in us.iter().take(nu).enumerate() {
         for (j, &v) in vs.iter().take(nv).enumerate() {
@@ -245,6 +263,94 @@ fn axis_blocks_match_single_lines() {
         .map(|j| lo[2] + (hi[2] - lo[2]) * j as f64 / 7.0)
         .collect();
     check_block(&far, 0, &us, &vs, u64::MAX, "huge coordinates");
+}
+
+#[test]
+fn axis_bins_cover_cell_edges_flat_meshes_and_fall_back() {
+    // Lines exactly on the bins' cell boundaries and on the mesh's bounds, through a fine
+    // subdivided box (many triangles, so a fine grid), a mesh flat across an axis (a zero
+    // extent), lines outside the bounds, and a mesh of long slivers that is not binned.
+    let fine = shapes::subdivided_cuboid(Vec3::new(1.0, 2.0, 0.5), 16);
+    let m = ray_mesh(&fine, &pose(DVec3::Z, 0.3, DVec3::new(0.1, -0.2, 0.05)));
+    let [lo, hi] = m.bounds();
+    let bins = axis_bins::AxisBins::build(&m);
+    for axis in 0..3 {
+        assert!(bins.binned(axis), "the fine box is binned on axis {axis}");
+        let (ku, kv) = ((axis + 1) % 3, (axis + 2) % 3);
+        let tri = m.triangles().len();
+        let n = (((tri / 4) as f64).sqrt().ceil() as usize).clamp(1, 1024) as f64;
+        // Cell boundaries lo + c · extent / n, and the bounds themselves.
+        let edges = |d: usize| -> Vec<f64> {
+            (0..8)
+                .map(|c| lo[d] + (c as f64 * 3.0).min(n) * (hi[d] - lo[d]) / n)
+                .collect()
+        };
+        check_block(&m, axis, &edges(ku), &edges(kv), u64::MAX, "cell edges");
+        check_block(
+            &m,
+            axis,
+            &[lo[ku], hi[ku]],
+            &[lo[kv], hi[kv]],
+            u64::MAX,
+            "bounds",
+        );
+        let outside = [
+            lo[ku] - 1.0,
+            hi[ku] + 1e-12,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        check_block(
+            &m,
+            axis,
+            &outside,
+            &[lo[kv], 0.0, hi[kv]],
+            u64::MAX,
+            "outside",
+        );
+    }
+    // A flat mesh: a square of two triangles in the plane z = 0.3 (not closed; the bins do not
+    // need it), seen along x and y its extent across one direction is zero.
+    let flat = crate::mesh::TriMesh::new(
+        vec![
+            Vec3::new(0.0, 0.0, 0.3),
+            Vec3::new(1.0, 0.0, 0.3),
+            Vec3::new(1.0, 1.0, 0.3),
+            Vec3::new(0.0, 1.0, 0.3),
+        ],
+        vec![[0, 1, 2], [0, 2, 3]],
+    )
+    .unwrap();
+    let m = RayMesh::new(&flat, &BalancedTree::build(&flat), &DPose::IDENTITY).unwrap();
+    for axis in 0..3 {
+        let c = [0.0, 0.3, 0.5, 1.0];
+        check_block(&m, axis, &c, &c, u64::MAX, "flat square");
+    }
+    // Long slivers: every triangle spans the whole grid in one direction, so binning would need
+    // far more entries than triangles; the axis falls back to the tree, with the same hits.
+    let mut vertices = Vec::new();
+    let mut triangles = Vec::new();
+    for i in 0..200u32 {
+        let y = i as f32 * 0.01;
+        vertices.extend([
+            Vec3::new(0.0, y, 0.0),
+            Vec3::new(10.0, y + 0.004, 0.0),
+            Vec3::new(10.0, y + 0.5, 1.0),
+        ]);
+        triangles.push([3 * i, 3 * i + 1, 3 * i + 2]);
+    }
+    let slivers = crate::mesh::TriMesh::new(vertices, triangles).unwrap();
+    let m = RayMesh::new(&slivers, &BalancedTree::build(&slivers), &DPose::IDENTITY).unwrap();
+    let us: Vec<f64> = (0..8).map(|i| 0.5 + i as f64 * 1.2).collect();
+    let vs: Vec<f64> = (0..8).map(|j| 0.05 + j as f64 * 0.3).collect();
+    let bins = axis_bins::AxisBins::build(&m);
+    assert!(
+        !bins.binned(2),
+        "slivers across the whole grid are not binned"
+    );
+    for axis in 0..3 {
+        check_block(&m, axis, &us, &vs, u64::MAX, "slivers");
+    }
 }
 
 #[test]

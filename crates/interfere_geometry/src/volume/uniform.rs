@@ -36,6 +36,7 @@
 //! that reduces the volume is the negated pair.
 
 use super::VolumeError;
+use super::axis_bins::AxisBins;
 use super::ray_bvh::{AxisRay, BLOCK_SIDE, BlockHits, RayHit, RayMesh, pose_is_finite};
 use crate::bvh::BalancedTree;
 use crate::pose::DPose;
@@ -182,6 +183,9 @@ pub struct UniformVolume<'a> {
     tree_b: BalancedTree,
     /// A placed at the identity, built once: every query samples in A's frame.
     ray_a: RayMesh,
+    /// A's triangles binned per axis, when the sampler was made for repeated queries
+    /// ([`Self::new`]).
+    bins_a: Option<AxisBins>,
     /// B as the last query placed it, moved by the next query instead of allocated again
     /// (taken while a query runs; a concurrent query places its own).
     ray_b: Mutex<Option<RayMesh>>,
@@ -193,6 +197,7 @@ impl Clone for UniformVolume<'_> {
             b: self.b,
             tree_b: self.tree_b.clone(),
             ray_a: self.ray_a.clone(),
+            bins_a: self.bins_a.clone(),
             ray_b: Mutex::new(None),
         }
     }
@@ -203,10 +208,12 @@ impl<'a> UniformVolume<'a> {
     pub fn new(a: &'a Solid, b: &'a Solid) -> Self {
         let tree_a = BalancedTree::build(a);
         let ray_a = RayMesh::at_identity(a, &tree_a);
+        let bins_a = Some(AxisBins::build(&ray_a));
         Self {
             b,
             tree_b: BalancedTree::build(b),
             ray_a,
+            bins_a,
             ray_b: Mutex::new(None),
         }
     }
@@ -231,6 +238,7 @@ impl<'a> UniformVolume<'a> {
             b,
             tree_b,
             ray_a,
+            bins_a: None,
             ray_b: Mutex::new(None),
         })
     }
@@ -308,7 +316,10 @@ impl<'a> UniformVolume<'a> {
                     let j0 = tile as u64 * side;
                     vs.clear();
                     vs.extend((j0..(j0 + side).min(g.n[1])).map(|j| coord(1, j)));
-                    ma.cast_axis_block(k, &us, &vs, u64::MAX, block_a);
+                    match &self.bins_a {
+                        Some(bins) => bins.cast_axis_block(ma, k, &us, &vs, u64::MAX, block_a),
+                        None => ma.cast_axis_block(k, &us, &vs, u64::MAX, block_a),
+                    }
                     let lines = us.len() * vs.len();
                     let with_a = (0..lines).fold(0u64, |m, l| {
                         m | (u64::from(!block_a.line(l).is_empty()) << l)
