@@ -6,6 +6,8 @@
 //!   [`BalancedTree`](crate::bvh::BalancedTree) refitted in `f64`, with an exact, watertight
 //!   point-in-triangle test (exact `orient2d` plus a symbolic perturbation of the line), so that
 //!   along every line the entering and leaving hits of a closed mesh alternate consistently.
+//! * `axis_bins`: per-axis 2D bins of a fixed mesh's projected triangles, giving the same
+//!   hits as the tree walk for axis-parallel lines, faster.
 //! * [`uniform`]: uniform sampling of the overlap of the two bounding boxes with a grid of
 //!   parallel rays along each axis; volume, per-vertex gradient of both meshes, generalized force
 //!   and torque on B, and surface samples of the intersection region.
