@@ -11,15 +11,15 @@
 //!
 //! **Casting in blocks.** A is placed once, at the identity, when the sampler is built; B is
 //! moved into A's frame on every query, in place (`RayMesh::repose`, reusing the last query's
-//! buffers). The lines of an axis are cast in blocks of 8 × 8: one
-//! walk of each tree serves a block (`RayMesh::cast_axis_block`: a node is entered when one of
-//! the block's lines passes through its box, a leaf is tested against exactly those lines), and
-//! B is cast only on the lines that hit A. A sampler made by [`UniformVolume::new`] also bins
-//! A's triangles per axis (module `axis_bins`) and looks A's hits up there instead of walking
-//! A's tree; [`UniformVolume::with_trees`] (one query per sampler in the physics) does not. Each line gets the hits, in the order, that casting
-//! it alone would give, and the lines are reduced in the same order (`i`, then `j`), so the
-//! result does not depend on the blocking; on bunny25k this is 1.4–2.2 times faster than one
-//! walk per line (docs/benchmarks.md, `interfere bench volume`).
+//! buffers). The lines of an axis are cast in blocks of 8 × 8: one walk of B's tree serves a
+//! block (`RayMesh::cast_axis_block`: a node is entered when one of the block's lines passes
+//! through its box, a leaf is tested against exactly those lines), and B is cast only on the
+//! lines that hit A. A sampler made by [`UniformVolume::new`] bins A's triangles per axis
+//! (module `axis_bins`) and looks A's hits up there; [`UniformVolume::with_trees`] (one query
+//! per sampler in the physics) walks A's tree like B's. Each line gets the hits, in the order,
+//! that casting it alone would give, and the lines are reduced in the same order (`i`, then
+//! `j`), so the result does not depend on either; on bunny25k this is 1.7–2.6 times faster than
+//! one walk per line (docs/benchmarks.md, `interfere bench volume`).
 //!
 //! **Gradient (Eq. 2).** Each interval endpoint lies on a triangle of A or B, at barycentric
 //! weights `λ`. Moving that triangle's vertex `p_m` by `δ` along the sampling axis `k` moves the
