@@ -18,7 +18,7 @@
 //! (module `axis_bins`) and looks A's hits up there; [`UniformVolume::with_trees`] (one query
 //! per sampler in the physics) walks A's tree like B's. Each line gets the hits, in the order,
 //! that casting it alone would give, and the lines are reduced in the same order (`i`, then
-//! `j`), so the result does not depend on either; on bunny25k this is 1.7–2.6 times faster than
+//! `j`), so the result does not depend on either; on bunny25k this is 1.8–2.3 times faster than
 //! one walk per line (docs/benchmarks.md, `interfere bench volume`).
 //!
 //! **Gradient (Eq. 2).** Each interval endpoint lies on a triangle of A or B, at barycentric
