@@ -51,7 +51,8 @@ use crate::shaders;
 use interfere_geometry::bvh::{BalancedNode, BalancedTree};
 use interfere_geometry::glam::{DVec3, Vec3};
 use interfere_geometry::volume::{
-    AxisRay, RayHit, RayMesh, Sampling, SurfacePoint, UniformOptions, VolumeError, VolumeResult,
+    AxisRay, IntervalSweep, RayHit, RayMesh, Sampling, SurfacePoint, UniformOptions, VolumeError,
+    VolumeResult,
 };
 use interfere_geometry::{DPose, Solid, TriMesh};
 use std::time::Instant;
@@ -374,52 +375,19 @@ impl Reduce<'_> {
         if scratch.hits_b.is_empty() {
             return 0.0;
         }
-        let events = &mut scratch.events;
-        events.clear();
-        events.extend(
-            scratch
-                .hits_a
-                .iter()
-                .enumerate()
-                .map(|(i, h)| (h.t, h.entering, false, i)),
-        );
-        events.extend(
-            scratch
-                .hits_b
-                .iter()
-                .enumerate()
-                .map(|(i, h)| (h.t, h.entering, true, i)),
-        );
-        events.sort_unstable_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
-        let (mut wa, mut wb) = (0i32, 0i32);
-        let mut start: Option<f64> = None;
-        for &(t, entering, on_b, idx) in events.iter() {
-            let step = if entering { 1 } else { -1 };
-            if on_b {
-                wb += step;
-            } else {
-                wa += step;
+        scratch.sweep.sweep(&scratch.hits_a, &scratch.hits_b, |e| {
+            if let Some(t0) = e.from {
+                length += e.hit.t - t0;
             }
-            let inside = wa > 0 && wb > 0;
-            let sign = match (start, inside) {
-                (None, true) => {
-                    start = Some(t);
-                    -1.0
-                }
-                (Some(t0), false) => {
-                    length += t - t0;
-                    start = None;
-                    1.0
-                }
-                _ => continue,
-            };
-            let hit: RayHit = if on_b {
-                scratch.hits_b[idx]
-            } else {
-                scratch.hits_a[idx]
-            };
-            self.endpoint(ray, on_b, hit.triangle, sign, t, hit.barycentric);
-        }
+            self.endpoint(
+                ray,
+                e.on_b,
+                e.hit.triangle,
+                e.sign,
+                e.hit.t,
+                e.hit.barycentric,
+            );
+        });
         length
     }
 }
@@ -428,7 +396,7 @@ impl Reduce<'_> {
 struct Scratch {
     hits_a: Vec<RayHit>,
     hits_b: Vec<RayHit>,
-    events: Vec<(f64, bool, bool, usize)>,
+    sweep: IntervalSweep,
 }
 
 impl GpuVolume {

@@ -8,6 +8,7 @@
 //!   along every line the entering and leaving hits of a closed mesh alternate consistently.
 //! * `axis_bins`: per-axis 2D bins of a fixed mesh's projected triangles, giving the same
 //!   hits as the tree walk for axis-parallel lines, faster.
+//! * [`intervals`]: the depth intervals of a line inside both solids, from its hits.
 //! * [`uniform`]: uniform sampling of the overlap of the two bounding boxes with a grid of
 //!   parallel rays along each axis; volume, per-vertex gradient of both meshes, generalized force
 //!   and torque on B, and surface samples of the intersection region.
@@ -17,6 +18,7 @@
 
 pub mod adaptive;
 mod axis_bins;
+pub mod intervals;
 pub mod ray_bvh;
 pub mod uniform;
 
@@ -27,6 +29,7 @@ pub use adaptive::{
     AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, UniformCertificate, ViewDirections,
     adaptive_volume,
 };
+pub use intervals::{IntervalEnd, IntervalSweep};
 pub use ray_bvh::{AxisRay, RayHit, RayMesh};
 pub use uniform::{
     Sampling, SurfacePoint, UniformOptions, UniformVolume, VolumeResult, uniform_volume,

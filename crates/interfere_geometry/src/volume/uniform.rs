@@ -39,7 +39,8 @@
 
 use super::VolumeError;
 use super::axis_bins::AxisBins;
-use super::ray_bvh::{AxisRay, BLOCK_SIDE, BlockHits, RayHit, RayMesh, pose_is_finite};
+use super::intervals::IntervalSweep;
+use super::ray_bvh::{AxisRay, BLOCK_SIDE, BlockHits, RayMesh, pose_is_finite};
 use crate::bvh::BalancedTree;
 use crate::pose::DPose;
 use crate::topology::Solid;
@@ -295,7 +296,7 @@ impl<'a> UniformVolume<'a> {
             });
         }
 
-        let mut events: Vec<(f64, bool, bool, usize)> = Vec::new();
+        let mut sweep = IntervalSweep::default();
         // Lines are cast in blocks of BLOCK_SIDE × BLOCK_SIDE (one tree traversal per block and
         // mesh), a band of BLOCK_SIDE rows at a time, and reduced in line order (i, then j).
         let mut band: Vec<(BlockHits, BlockHits)> = Vec::new();
@@ -344,49 +345,15 @@ impl<'a> UniformVolume<'a> {
                         if hits_a.is_empty() || hits_b.is_empty() {
                             continue;
                         }
-                        // (depth, entering, on_b, index into its hit list); leaving sorts first
-                        // at equal depth, so touching surfaces make no zero-length interval.
-                        events.clear();
-                        events.extend(
-                            hits_a
-                                .iter()
-                                .enumerate()
-                                .map(|(i, h)| (h.t, h.entering, false, i)),
-                        );
-                        events.extend(
-                            hits_b
-                                .iter()
-                                .enumerate()
-                                .map(|(i, h)| (h.t, h.entering, true, i)),
-                        );
-                        events.sort_unstable_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
-                        let (mut wa, mut wb) = (0i32, 0i32);
-                        let mut start: Option<f64> = None;
-                        for &(t, entering, on_b, idx) in &events {
-                            let step = if entering { 1 } else { -1 };
-                            if on_b {
-                                wb += step;
-                            } else {
-                                wa += step;
+                        sweep.sweep(hits_a, hits_b, |e| {
+                            if let Some(t0) = e.from {
+                                length += e.hit.t - t0;
                             }
-                            let inside = wa > 0 && wb > 0;
-                            let endpoint = match (start, inside) {
-                                (None, true) => {
-                                    start = Some(t);
-                                    Some(-1.0)
-                                }
-                                (Some(t0), false) => {
-                                    length += t - t0;
-                                    start = None;
-                                    Some(1.0)
-                                }
-                                _ => None,
-                            };
-                            let Some(sign) = endpoint else { continue };
-                            let (mesh, hit, grad): (&RayMesh, &RayHit, &mut Vec<DVec3>) = if on_b {
-                                (mb, &hits_b[idx], &mut result.gradient_b)
+                            let (t, on_b, sign, hit) = (e.hit.t, e.on_b, e.sign, &e.hit);
+                            let (mesh, grad): (&RayMesh, &mut Vec<DVec3>) = if on_b {
+                                (mb, &mut result.gradient_b)
                             } else {
-                                (ma, &hits_a[idx], &mut result.gradient_a)
+                                (ma, &mut result.gradient_a)
                             };
                             let tri = mesh.triangles()[hit.triangle as usize];
                             for (m, &vi) in tri.iter().enumerate() {
@@ -403,9 +370,9 @@ impl<'a> UniformVolume<'a> {
                                     area: w / normal[k].abs().max(f64::MIN_POSITIVE),
                                 });
                             }
-                        }
-                        // A closed solid leaves every line it enters; an interval still open
-                        // here could only come from an open mesh and is dropped with its start.
+                        });
+                        // A closed solid leaves every line it enters; an interval left open
+                        // (only an open mesh can leave one) adds no length.
                     }
                 }
             }

@@ -26,6 +26,7 @@
 
 use super::ebpi::{Ebpi, depth_gradient};
 use super::pyramid::Node;
+use crate::volume::intervals::IntervalSweep;
 use crate::volume::ray_bvh::{AxisRay, RayHit, RayMesh};
 use crate::volume::uniform::{SurfacePoint, VolumeResult};
 
@@ -139,7 +140,7 @@ struct Caster<'r> {
     sat: Sat,
     hits_a: Vec<RayHit>,
     hits_b: Vec<RayHit>,
-    events: Vec<(f64, bool, bool, usize)>,
+    sweep: IntervalSweep,
     ends: Vec<Endpoint>,
 }
 
@@ -170,51 +171,18 @@ impl Caster<'_> {
             return tile;
         }
         tile.charge = self.transient_charge(centre, size);
-        let events = &mut self.events;
-        events.clear();
-        events.extend(
-            self.hits_a
-                .iter()
-                .enumerate()
-                .map(|(i, h)| (h.t, h.entering, false, i)),
-        );
-        events.extend(
-            self.hits_b
-                .iter()
-                .enumerate()
-                .map(|(i, h)| (h.t, h.entering, true, i)),
-        );
-        events.sort_unstable_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
-        let (mut wa, mut wb) = (0i32, 0i32);
-        let mut open: Option<f64> = None;
-        for &(t, entering, on_b, idx) in events.iter() {
-            let step = if entering { 1 } else { -1 };
-            if on_b {
-                wb += step;
-            } else {
-                wa += step;
+        let ends = &mut self.ends;
+        let open = self.sweep.sweep(&self.hits_a, &self.hits_b, |e| {
+            if let Some(t0) = e.from {
+                tile.length += e.hit.t - t0;
             }
-            let inside = wa > 0 && wb > 0;
-            let sign = match (open, inside) {
-                (None, true) => {
-                    open = Some(t);
-                    -1.0
-                }
-                (Some(t0), false) => {
-                    tile.length += t - t0;
-                    open = None;
-                    1.0
-                }
-                _ => continue,
-            };
-            let hit = if on_b {
-                self.hits_b[idx]
-            } else {
-                self.hits_a[idx]
-            };
-            self.ends.push(Endpoint { on_b, hit, sign });
-        }
-        if open.is_some() {
+            ends.push(Endpoint {
+                on_b: e.on_b,
+                hit: e.hit,
+                sign: e.sign,
+            });
+        });
+        if open {
             // An open mesh could leave an interval open: drop its start (as the uniform sampler).
             self.ends.pop();
         }
@@ -261,7 +229,7 @@ pub(crate) fn run_axis(job: &AxisJob<'_>, result: &mut VolumeResult) -> AxisOutc
         sat: Sat::new(job.ebpi),
         hits_a: Vec::new(),
         hits_b: Vec::new(),
-        events: Vec::new(),
+        sweep: IntervalSweep::default(),
         ends: Vec::new(),
     };
     let mut out = AxisOutcome::default();
