@@ -28,7 +28,6 @@ use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
 use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
 use bevy_interfere::prelude::*;
-use interfere_geometry::shapes::cuboid;
 use interfere_geometry::{MeshOptions, Solid, load_mesh};
 use support::DemoArgs;
 
@@ -62,16 +61,15 @@ fn setup(
     mut materials: ResMut<Assets<StandardMaterial>>,
     scene: Res<Scene>,
 ) {
-    let slab = cuboid(Vec3::new(2.0, 0.25, 2.0));
-    commands.spawn((
-        Name::new("slab"),
-        RigidBody::Static,
-        Mesh3d(meshes.add(bevy_mesh_from_trimesh(&slab, Shading::Flat))),
-        MeshMaterial3d(materials.add(Color::srgb(0.45, 0.47, 0.5))),
-        Collider::solid(slab),
-        Friction::new(0.6),
+    support::spawn_static_cuboid(
+        &mut commands,
+        &mut meshes,
+        "slab",
+        Vec3::new(2.0, 0.25, 2.0),
+        materials.add(Color::srgb(0.45, 0.47, 0.5)),
+        Some(0.6),
         Transform::from_xyz(0.0, SLAB_TOP - 0.25, 0.0),
-    ));
+    );
     let mesh = meshes.add(bevy_mesh_from_trimesh(&scene.solid, Shading::Smooth));
     let colours = [
         Color::srgb(0.8, 0.55, 0.3),

@@ -164,16 +164,15 @@ fn setup(
 ) {
     // The bin: a floor slab and four walls, all static (drawn translucent so the pile shows).
     let outer = BIN_HALF + 2.0 * WALL;
-    let floor = shapes::cuboid(Vec3::new(outer, 0.25, outer));
-    commands.spawn((
-        Name::new("floor"),
-        RigidBody::Static,
-        Mesh3d(meshes.add(bevy_mesh_from_trimesh(&floor, Shading::Flat))),
-        MeshMaterial3d(materials.add(Color::srgb(0.42, 0.44, 0.47))),
-        Collider::solid(floor),
-        Friction::new(0.6),
+    support::spawn_static_cuboid(
+        &mut commands,
+        &mut meshes,
+        "floor",
+        Vec3::new(outer, 0.25, outer),
+        materials.add(Color::srgb(0.42, 0.44, 0.47)),
+        Some(0.6),
         Transform::from_xyz(0.0, FLOOR_TOP - 0.25, 0.0),
-    ));
+    );
     let wall_material = materials.add(StandardMaterial {
         base_color: Color::srgba(0.6, 0.7, 0.8, 0.22),
         alpha_mode: AlphaMode::Blend,
@@ -199,16 +198,15 @@ fn setup(
         ),
     ];
     for (k, (half, centre)) in walls.into_iter().enumerate() {
-        let wall = shapes::cuboid(half);
-        commands.spawn((
-            Name::new(format!("wall {k}")),
-            RigidBody::Static,
-            Mesh3d(meshes.add(bevy_mesh_from_trimesh(&wall, Shading::Flat))),
-            MeshMaterial3d(wall_material.clone()),
-            Collider::solid(wall),
-            Friction::new(0.3),
+        support::spawn_static_cuboid(
+            &mut commands,
+            &mut meshes,
+            format!("wall {k}"),
+            half,
+            wall_material.clone(),
+            Some(0.3),
             Transform::from_translation(centre + Vec3::Y * (FLOOR_TOP + half_y)),
-        ));
+        );
     }
 
     // Three box sizes, three normal colours (not red), one shared red.

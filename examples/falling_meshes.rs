@@ -56,15 +56,15 @@ fn setup(
     let side = ((config.bodies as f32).sqrt().ceil()).max(2.0);
     let spacing = 0.7;
     let half = side * spacing * 0.5 + 0.6;
-    let slab = shapes::cuboid(Vec3::new(half, 0.25, half));
-    commands.spawn((
-        Name::new("slab"),
-        RigidBody::Static,
-        Mesh3d(meshes.add(bevy_mesh_from_trimesh(&slab, Shading::Flat))),
-        MeshMaterial3d(materials.add(Color::srgb(0.45, 0.47, 0.5))),
-        Collider::solid(slab),
+    support::spawn_static_cuboid(
+        &mut commands,
+        &mut meshes,
+        "slab",
+        Vec3::new(half, 0.25, half),
+        materials.add(Color::srgb(0.45, 0.47, 0.5)),
+        None,
         Transform::from_xyz(0.0, SLAB_TOP - 0.25, 0.0),
-    ));
+    );
     let colours = [
         Color::srgb(0.85, 0.45, 0.2),
         Color::srgb(0.25, 0.55, 0.85),

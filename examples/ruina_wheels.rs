@@ -19,7 +19,7 @@ mod support;
 use bevy::prelude::*;
 use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
 use bevy_interfere::prelude::*;
-use interfere_geometry::shapes::{cuboid, polygon_wheel};
+use interfere_geometry::shapes::polygon_wheel;
 use support::DemoArgs;
 
 const RADIUS: f32 = 0.1;
@@ -48,16 +48,15 @@ fn setup(
     mut materials: ResMut<Assets<StandardMaterial>>,
     launch: Res<Launch>,
 ) {
-    let slab = cuboid(Vec3::new(3.0, 0.25, 0.4));
-    commands.spawn((
-        Name::new("slab"),
-        RigidBody::Static,
-        Mesh3d(meshes.add(bevy_mesh_from_trimesh(&slab, Shading::Flat))),
-        MeshMaterial3d(materials.add(Color::srgb(0.5, 0.52, 0.55))),
-        Collider::solid(slab),
-        Friction::new(0.8),
+    support::spawn_static_cuboid(
+        &mut commands,
+        &mut meshes,
+        "slab",
+        Vec3::new(3.0, 0.25, 0.4),
+        materials.add(Color::srgb(0.5, 0.52, 0.55)),
+        Some(0.8),
         Transform::from_xyz(2.5, -0.25, 0.0),
-    ));
+    );
     for (name, sagitta, z, colour) in [
         ("convex", launch.sagitta, -0.15, Color::srgb(0.85, 0.4, 0.2)),
         (

@@ -109,16 +109,15 @@ fn setup(
     mut materials: ResMut<Assets<StandardMaterial>>,
     scene: Res<Scene>,
 ) {
-    let slab = cuboid(Vec3::new(1.0, 0.05, 0.5));
-    commands.spawn((
-        Name::new("slab"),
-        RigidBody::Static,
-        Mesh3d(meshes.add(bevy_mesh_from_trimesh(&slab, Shading::Flat))),
-        MeshMaterial3d(materials.add(Color::srgb(0.5, 0.52, 0.55))),
-        Collider::solid(slab),
-        Friction::new(0.0),
+    support::spawn_static_cuboid(
+        &mut commands,
+        &mut meshes,
+        "slab",
+        Vec3::new(1.0, 0.05, 0.5),
+        materials.add(Color::srgb(0.5, 0.52, 0.55)),
+        Some(0.0),
         Transform::from_xyz(0.3, -0.05, 0.0),
-    ));
+    );
     let bump = cuboid(BUMP);
     let bump_mesh = meshes.add(bevy_mesh_from_trimesh(&bump, Shading::Flat));
     let bump_colour = materials.add(Color::srgb(0.9, 0.15, 0.15));

@@ -436,3 +436,32 @@ pub fn spawn_camera_and_lights(commands: &mut Commands, eye: Vec3, target: Vec3,
         ..default()
     });
 }
+
+/// Spawns a static, flat-shaded cuboid of half extents `half` at `at`, with its own collider,
+/// and `friction` when given (the body's default otherwise): the slabs, floors and walls of the
+/// demos.
+pub fn spawn_static_cuboid(
+    commands: &mut Commands,
+    meshes: &mut Assets<Mesh>,
+    name: impl Into<std::borrow::Cow<'static, str>>,
+    half: Vec3,
+    material: Handle<StandardMaterial>,
+    friction: Option<f32>,
+    at: Transform,
+) -> Entity {
+    use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
+    use bevy_interfere::prelude::{Collider, Friction, RigidBody};
+    let solid = interfere_geometry::shapes::cuboid(half);
+    let mut entity = commands.spawn((
+        Name::new(name),
+        RigidBody::Static,
+        Mesh3d(meshes.add(bevy_mesh_from_trimesh(&solid, Shading::Flat))),
+        MeshMaterial3d(material),
+        Collider::solid(solid),
+        at,
+    ));
+    if let Some(f) = friction {
+        entity.insert(Friction::new(f));
+    }
+    entity.id()
+}
