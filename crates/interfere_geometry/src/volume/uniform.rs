@@ -207,7 +207,8 @@ impl Clone for UniformVolume<'_> {
 }
 
 impl<'a> UniformVolume<'a> {
-    /// Builds the trees of `a` and `b`.
+    /// Builds the trees of `a` and `b`, and bins A's triangles per axis for repeated queries
+    /// (one pass over A per axis; [`Self::with_trees`] skips it).
     pub fn new(a: &'a Solid, b: &'a Solid) -> Self {
         let tree_a = BalancedTree::build(a);
         let ray_a = RayMesh::at_identity(a, &tree_a);
@@ -389,14 +390,16 @@ impl<'a> UniformVolume<'a> {
 }
 
 /// The sampled intersection volume of `a` and `b` (placed in A's frame by `b_to_a`) and its
-/// gradient; builds both trees (use [`UniformVolume`] to reuse them).
+/// gradient; builds both trees (use [`UniformVolume`] to reuse them). A single query walks A's
+/// tree: binning A's triangles ([`UniformVolume::new`]) pays off over repeated queries only.
 pub fn uniform_volume(
     a: &Solid,
     b: &Solid,
     b_to_a: &DPose,
     options: &UniformOptions,
 ) -> Result<VolumeResult, VolumeError> {
-    UniformVolume::new(a, b).compute(b_to_a, options)
+    UniformVolume::with_trees(a, BalancedTree::build(a), b, BalancedTree::build(b))?
+        .compute(b_to_a, options)
 }
 
 /// The line grid of one axis: counts, spacings and start of the two transverse coordinates.
