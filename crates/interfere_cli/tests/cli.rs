@@ -319,6 +319,8 @@ fn bench_volume_reports_time_and_error_per_resolution() {
     );
     assert!(err(1) < 0.02, "{rows:?}");
     assert!(rows[1]["mean_ms"].as_f64().unwrap() > 0.0);
+    // The baseline ran (and gave the same volumes, or the bench would have failed).
+    assert!(rows[1]["baseline_mean_ms"].as_f64().unwrap() > 0.0);
     // Not one of the README's meshes: no manifold3d figure to compare with.
     assert!(d[0]["manifold_ms"].is_null());
     assert!(

@@ -58,14 +58,15 @@ pub struct SolverSettings {
     /// It must also exceed the depth error of the sampled volume and of its linearization (the
     /// projection trusts both), so it follows the ray spacing: the default, 0.1 mm, suits finely
     /// sampled contacts (the Ruina wheels' 1 mm rays, the small obstacle); scenes sampled at a
-    /// few centimetres need millimetres. Measured on a pile of 300 boxes with 2 cm rays
-    /// (`tests/scenes/box_pile.rs`, 120 Hz): at 0.1 mm it never settled, because the projection
-    /// overshot by more than the slop and lifted boxes clear of their supports (about a third of
-    /// the resting contact parts absent on any step); they fell back and hit, and the projection
-    /// lifted the pile by about 2.8 kJ per second against the solver's dissipation. At 1 mm the
-    /// 120 Hz pile settled (below 0.05 m/s from 7.0 s) but the 60 Hz one did not within 10 s; at
-    /// 3 mm both settled (8.3 s and 7.6 s) with no lift at rest. The box pile example and scene
-    /// use 3 mm.
+    /// few centimetres need millimetres. On a pile of 300 boxes with 2 cm rays, at 0.1 mm the
+    /// projection overshot by more than the slop and lifted boxes clear of their supports; they
+    /// fell back and hit, and the pile never settled (with the projection switched off it
+    /// does). At 1 mm the 120 Hz pile settled (below 0.05 m/s from 7.0 s) but the 60 Hz one did
+    /// not within 10 s; at 3 mm both settled (8.3 s and 7.6 s). Rerun with
+    /// `PILE_BOXES=300 PILE_HEIGHT=2.6 PILE_LATENT=true PILE_SLOP=0.003 PILE_HZ=120
+    /// PILE_SECONDS=12 cargo test -p interfere_dynamics --release --test scenes -- --ignored
+    /// --nocapture box_pile_repro` (`PILE_POSITER=0` switches the projection off). The box pile
+    /// example and scene use 3 mm.
     pub volume_slop_depth: f64,
     /// Reuse last step's impulses as the initial guess.
     pub warm_start: bool,

@@ -9,6 +9,11 @@
 //! at a much finer resolution (`--reference`, 256 by default). Whether the reference itself is
 //! converged is printed too: its difference to the sampler at half its resolution.
 //!
+//! The baseline in the same run is the sampler as it was before its blocks and bins: both meshes
+//! placed per query, one tree walk per line and mesh ([`RayMesh::cast_axis`]), volume only. It
+//! must give the sampler's volume bit for bit (the bench stops otherwise); its time against the
+//! sampler's is the speed-up of those changes.
+//!
 //! manifold3d is not a Rust crate, so it is not run in process: its exact-volume timings on this
 //! kind of machine, in this protocol, are the figures of `../shared/meshes/README.md`, which this
 //! bench prints beside ours (with the ratio) when the mesh and distance are among them.
@@ -16,8 +21,10 @@
 use super::tumble::tumble_pose;
 use crate::output::{ms, print_json};
 use clap::Args;
-use interfere_geometry::volume::{Sampling, UniformOptions, UniformVolume};
-use interfere_geometry::{MeshOptions, Solid, io};
+use interfere_geometry::volume::{
+    AxisRay, IntervalSweep, RayHit, RayMesh, Sampling, UniformOptions, UniformVolume, VolumeError,
+};
+use interfere_geometry::{BalancedTree, DPose, MeshOptions, Solid, io};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -60,6 +67,8 @@ struct ResolutionRow {
     rays_per_query: f64,
     mean_ms: f64,
     max_ms: f64,
+    /// Mean ms of the baseline (one tree walk per line and mesh, both placed per query).
+    baseline_mean_ms: f64,
     mean_relative_error: f64,
     p95_relative_error: f64,
     max_relative_error: f64,
@@ -99,6 +108,52 @@ fn options(r: u32) -> UniformOptions {
     }
 }
 
+/// The baseline: the volume of the sampler at resolution `r` with both meshes placed per query
+/// and one tree walk per line and mesh (the same lines, hits and sums, so the same value).
+fn baseline_volume(
+    solid: &Solid,
+    tree: &BalancedTree,
+    b_to_a: &DPose,
+    r: u32,
+) -> Result<f64, VolumeError> {
+    let ma = RayMesh::new(solid, tree, &DPose::IDENTITY)?;
+    let mb = RayMesh::new(solid, tree, b_to_a)?;
+    let lo = ma.bounds()[0].max(mb.bounds()[0]);
+    let hi = ma.bounds()[1].min(mb.bounds()[1]);
+    if !lo.cmplt(hi).all() {
+        return Ok(0.0);
+    }
+    let (mut hits_a, mut hits_b) = (Vec::<RayHit>::new(), Vec::<RayHit>::new());
+    let mut sweep = IntervalSweep::default();
+    let mut axis_volumes = [0.0; 3];
+    for (k, volume) in axis_volumes.iter_mut().enumerate() {
+        let axes = [(k + 1) % 3, (k + 2) % 3];
+        let h = axes.map(|a| (hi[a] - lo[a]) / f64::from(r));
+        let mut length = 0.0;
+        for i in 0..r {
+            let u = lo[axes[0]] + (f64::from(i) + 0.5) * h[0];
+            for j in 0..r {
+                let v = lo[axes[1]] + (f64::from(j) + 0.5) * h[1];
+                let ray = AxisRay { axis: k, u, v };
+                hits_a.clear();
+                ma.cast_axis(&ray, &mut hits_a);
+                if hits_a.is_empty() {
+                    continue;
+                }
+                hits_b.clear();
+                mb.cast_axis(&ray, &mut hits_b);
+                sweep.sweep(&hits_a, &hits_b, |e| {
+                    if let Some(t0) = e.from {
+                        length += e.hit.t - t0;
+                    }
+                });
+            }
+        }
+        *volume = h[0] * h[1] * length;
+    }
+    Ok(axis_volumes.iter().sum::<f64>() / 3.0)
+}
+
 /// Runs the benchmark.
 pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
     if args.steps == 0 {
@@ -114,6 +169,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
     let t = Instant::now();
     let sampler = UniformVolume::new(&solid, &solid);
     let build_ms = ms(t);
+    let tree = BalancedTree::build(&solid);
     let stem = args
         .mesh
         .file_stem()
@@ -149,6 +205,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
         for &r in &args.resolutions {
             let (mut sum_ms, mut max_ms, mut rays) = (0.0, 0.0f64, 0.0);
             let mut errors = Vec::with_capacity(overlapping);
+            let mut volumes = Vec::with_capacity(poses.len());
             for (p, &v_ref) in poses.iter().zip(&reference) {
                 let t = Instant::now();
                 let result = sampler.compute(p, &options(r)).map_err(|e| e.to_string())?;
@@ -156,8 +213,21 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 sum_ms += elapsed;
                 max_ms = max_ms.max(elapsed);
                 rays += result.ray_count as f64;
+                volumes.push(result.volume);
                 if v_ref > 0.0 {
                     errors.push((result.volume - v_ref).abs() / v_ref);
+                }
+            }
+            // The baseline in a pass of its own, so that neither evicts the other's data.
+            let mut baseline_ms = 0.0;
+            for (p, &v) in poses.iter().zip(&volumes) {
+                let t = Instant::now();
+                let baseline = baseline_volume(&solid, &tree, p, r).map_err(|e| e.to_string())?;
+                baseline_ms += ms(t);
+                if baseline != v {
+                    return Err(format!(
+                        "the baseline's volume {baseline} differs from the sampler's {v} at d={d}, R={r}"
+                    ));
                 }
             }
             errors.sort_by(f64::total_cmp);
@@ -175,6 +245,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 rays_per_query: rays / n,
                 mean_ms,
                 max_ms,
+                baseline_mean_ms: baseline_ms / n,
                 mean_relative_error: errors.iter().sum::<f64>() / errors.len().max(1) as f64,
                 p95_relative_error: quantile(0.95),
                 max_relative_error: quantile(1.0),
@@ -217,16 +288,27 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 .unwrap_or_default()
         );
         println!(
-            "  {:>4} {:>8} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}",
-            "R", "rays", "mean ms", "max ms", "mean err", "p95 err", "max err", "manifold/us"
+            "  {:>4} {:>8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9} {:>11}",
+            "R",
+            "rays",
+            "mean ms",
+            "max ms",
+            "baseline ms",
+            "speed-up",
+            "mean err",
+            "p95 err",
+            "max err",
+            "manifold/us"
         );
         for r in &d.resolutions {
             println!(
-                "  {:>4} {:>8.0} {:>9.3} {:>9.3} {:>9.3}% {:>9.3}% {:>9.3}% {:>10}",
+                "  {:>4} {:>8.0} {:>9.3} {:>9.3} {:>11.3} {:>8.2}x {:>8.3}% {:>8.3}% {:>8.3}% {:>11}",
                 r.resolution,
                 r.rays_per_query,
                 r.mean_ms,
                 r.max_ms,
+                r.baseline_mean_ms,
+                r.baseline_mean_ms / r.mean_ms,
                 100.0 * r.mean_relative_error,
                 100.0 * r.p95_relative_error,
                 100.0 * r.max_relative_error,

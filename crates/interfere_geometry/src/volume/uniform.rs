@@ -18,8 +18,8 @@
 //! (module `axis_bins`) and looks A's hits up there; [`UniformVolume::with_trees`] (one query
 //! per sampler in the physics) walks A's tree like B's. Each line gets the hits, in the order,
 //! that casting it alone would give, and the lines are reduced in the same order (`i`, then
-//! `j`), so the result does not depend on either; on bunny25k this is 1.8–2.3 times faster than
-//! one walk per line (docs/benchmarks.md, `interfere bench volume`).
+//! `j`), so the result does not depend on either; on bunny25k this is 1.5–2.4 times faster than
+//! one walk per line (the baseline of `interfere bench volume`, docs/benchmarks.md).
 //!
 //! **Gradient (Eq. 2).** Each interval endpoint lies on a triangle of A or B, at barycentric
 //! weights `λ`. Moving that triangle's vertex `p_m` by `δ` along the sampling axis `k` moves the
