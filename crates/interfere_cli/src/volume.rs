@@ -30,6 +30,10 @@ pub struct VolumeArgs {
     /// Ray spacing in world units (a lattice fixed in A's frame); overrides --resolution.
     #[arg(long)]
     spacing: Option<f64>,
+    /// First find the intersection's extent with this many rays per side of the overlap box,
+    /// then sample that box at --resolution (CPU uniform only; ignored with --spacing).
+    #[arg(long)]
+    fit: Option<u32>,
     /// Sampling method.
     #[arg(long, value_enum, default_value_t = VolumeMethod::Uniform)]
     method: VolumeMethod,
@@ -105,6 +109,8 @@ struct Report {
     /// The absolute tolerance asked for and the error bound reached (adaptive only).
     tolerance: Option<f64>,
     error_bound: Option<f64>,
+    /// The uniform sampler's estimate of its error (one standard deviation; not a bound).
+    estimated_error: Option<f64>,
     axis_volumes: [f64; 3],
     rays: usize,
     on_a: Wrench,
@@ -131,9 +137,13 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
             let sampler = UniformVolume::new(&a, &b);
             let build = ms(t);
             let options = UniformOptions {
-                sampling: match args.spacing {
-                    Some(h) => Sampling::Spacing(h),
-                    None => Sampling::Resolution(args.resolution),
+                sampling: match (args.spacing, args.fit) {
+                    (Some(h), _) => Sampling::Spacing(h),
+                    (None, Some(coarse)) => Sampling::Fitted {
+                        coarse,
+                        resolution: args.resolution,
+                    },
+                    (None, None) => Sampling::Resolution(args.resolution),
                 },
                 centre: DVec3::ZERO,
                 collect_points: false,
@@ -227,6 +237,7 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
         volume: r.volume,
         tolerance,
         error_bound,
+        estimated_error: r.estimated_error(),
         axis_volumes: r.axis_volumes,
         rays: r.ray_count,
         on_a,
@@ -242,6 +253,9 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
         );
         if let (Some(t), Some(e)) = (tolerance, error_bound) {
             println!("  tolerance {t:.3e}, error bound {e:.3e}");
+        }
+        if let Some(e) = report.estimated_error {
+            println!("  estimated sampling error {e:.3e} (one standard deviation, not a bound)");
         }
         println!(
             "  per axis x/y/z: {:.9} {:.9} {:.9}",

@@ -158,6 +158,29 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
     ]);
     assert!(ok, "{err}");
     let fine = json(&out)["volume"].as_f64().unwrap();
+    // The uniform sampler estimates its error, and `--fit` (a first pass finding the extent)
+    // converges to the same volume.
+    let (ok, out, err) = interfere(&[
+        "volume",
+        c,
+        c,
+        "--pose-b",
+        pose,
+        "--resolution",
+        "48",
+        "--fit",
+        "6",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let (fitted, estimate) = (
+        v["volume"].as_f64().unwrap(),
+        v["estimated_error"].as_f64().unwrap(),
+    );
+    assert!((fitted - fine).abs() < 2e-3 * fine, "{fitted} vs {fine}");
+    assert!(estimate > 0.0 && estimate < 0.05 * fine, "{estimate}");
+    assert_eq!(v["rays"], 3 * (36 + 48 * 48));
     for (tol, view) in [
         ("3e-2abs", "axes"),
         ("1e-2abs", "axes"),
@@ -183,6 +206,10 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
         let got = v["volume"].as_f64().unwrap();
         assert_eq!(v["method"], "adaptive");
         assert!(v["error_bound"].as_f64().unwrap() <= t);
+        assert!(
+            v["estimated_error"].is_null(),
+            "the adaptive method has a bound instead"
+        );
         assert!(
             (got - fine).abs() <= t,
             "tolerance {tol}, view {view}: {got} vs {fine}"
@@ -297,6 +324,8 @@ fn bench_volume_reports_time_and_error_per_resolution() {
         "1,2.5",
         "--resolutions",
         "4,16",
+        "--coarse",
+        "0,4",
         "--reference",
         "64",
         "--steps",
@@ -311,7 +340,25 @@ fn bench_volume_reports_time_and_error_per_resolution() {
     // 2.5 apart never do.
     assert_eq!(d[0]["overlapping_poses"], 3);
     assert_eq!(d[1]["overlapping_poses"], 0);
-    let rows = d[0]["resolutions"].as_array().unwrap();
+    // Rows: (R, coarse) = (4, 0), (4, 4), (16, 0), (16, 4).
+    let all = d[0]["resolutions"].as_array().unwrap();
+    assert_eq!(all.len(), 4);
+    let fitted = &all[3];
+    assert_eq!(fitted["coarse"], 4);
+    assert!(
+        fitted["baseline_mean_ms"].is_null(),
+        "no baseline for fitted rows"
+    );
+    let rays = |r: &serde_json::Value| r["rays_per_query"].as_f64().unwrap();
+    assert!(
+        rays(fitted) > rays(&all[2]),
+        "the first pass's rays are counted"
+    );
+    assert!(
+        fitted["max_relative_error"].as_f64().unwrap() < 0.02,
+        "{fitted:?}"
+    );
+    let rows = [all[0].clone(), all[2].clone()];
     let err = |i: usize| rows[i]["max_relative_error"].as_f64().unwrap();
     assert!(
         err(1) < err(0),
@@ -321,6 +368,14 @@ fn bench_volume_reports_time_and_error_per_resolution() {
     assert!(rows[1]["mean_ms"].as_f64().unwrap() > 0.0);
     // The baseline ran (and gave the same volumes, or the bench would have failed).
     assert!(rows[1]["baseline_mean_ms"].as_f64().unwrap() > 0.0);
+    // The sampler's error estimate is reported against the actual error.
+    assert!(rows[1]["mean_estimated_error"].as_f64().unwrap() > 0.0);
+    assert!(
+        rows[1]["p95_error_over_estimate"]
+            .as_f64()
+            .unwrap()
+            .is_finite()
+    );
     // Not one of the README's meshes: no manifold3d figure to compare with.
     assert!(d[0]["manifold_ms"].is_null());
     assert!(

@@ -52,7 +52,7 @@ use interfere_geometry::bvh::{BalancedNode, BalancedTree};
 use interfere_geometry::glam::{DVec3, Vec3};
 use interfere_geometry::volume::{
     AxisRay, IntervalSweep, RayHit, RayMesh, Sampling, SurfacePoint, UniformOptions, VolumeError,
-    VolumeResult,
+    VolumeResult, error_estimate,
 };
 use interfere_geometry::{DPose, Solid, TriMesh};
 use std::time::Instant;
@@ -228,7 +228,8 @@ impl Grid {
     fn new(k: usize, lo: DVec3, hi: DVec3, sampling: Sampling) -> Self {
         let axes = [(k + 1) % 3, (k + 2) % 3];
         match sampling {
-            Sampling::Resolution(r) => {
+            // `Fitted` is refused before a grid is made.
+            Sampling::Resolution(r) | Sampling::Fitted { resolution: r, .. } => {
                 let r = r.max(1);
                 Self {
                     n: [u64::from(r); 2],
@@ -266,6 +267,7 @@ fn empty_result(na: usize, nb: usize) -> VolumeResult {
     VolumeResult {
         volume: 0.0,
         axis_volumes: [0.0; 3],
+        estimated_axis_error: Some([0.0; 3]),
         gradient_a: vec![DVec3::ZERO; na],
         gradient_b: vec![DVec3::ZERO; nb],
         force: DVec3::ZERO,
@@ -521,6 +523,14 @@ impl GpuVolume {
         let mut report = GpuVolumeReport::default();
         match options.sampling {
             Sampling::Resolution(0) => return Err(VolumeError::ZeroResolution.into()),
+            Sampling::Fitted { .. } => {
+                return Err(GpuError::InvalidInput {
+                    what: "the GPU volume",
+                    reason: "Sampling::Fitted (two passes, the second over the box the first \
+                             finds) is done by the CPU sampler only"
+                        .into(),
+                });
+            }
             Sampling::Spacing(h) if !(h.is_finite() && h > 0.0) => {
                 return Err(VolumeError::InvalidSpacing(h).into());
             }
@@ -763,10 +773,13 @@ impl GpuVolume {
         let mut scratch = Scratch::default();
         let mut cursor = 0usize;
         let mut ray_index = 0u32;
+        let mut axis_error = [0.0; 3];
+        let mut lengths = Vec::new();
         for (k, g) in grids.iter().enumerate() {
             let w = g.h[0] * g.h[1];
             reduce.result.pixel_area[k] = w;
             let mut length = 0.0;
+            lengths.clear();
             for i in 0..g.n[0] {
                 let u = g.coord(0, i);
                 for j in 0..g.n[1] {
@@ -785,10 +798,13 @@ impl GpuVolume {
                             mb = Some(RayMesh::new(&b.mesh, &b.tree, b_to_a)?);
                         }
                         if let Some(mb) = &mb {
-                            length += reduce.recast(&a.at_identity, mb, &ray, &mut scratch);
+                            let l = reduce.recast(&a.at_identity, mb, &ray, &mut scratch);
+                            length += l;
+                            lengths.push(l);
                         }
                     } else {
                         length += f64::from(gpu.length);
+                        lengths.push(f64::from(gpu.length));
                     }
                     while cursor < records.len() && records[cursor].ray == ray_index {
                         let r = records[cursor];
@@ -810,8 +826,14 @@ impl GpuVolume {
                 }
             }
             reduce.result.axis_volumes[k] = w * length;
+            let (n0, n1) = (g.n[0] as usize, g.n[1] as usize);
+            if lengths.len() == n0 * n1 {
+                let variances = error_estimate::cell_variances(&lengths, n0, n1, w);
+                axis_error[k] = variances.iter().sum::<f64>().sqrt();
+            }
         }
         let mut result = reduce.result;
+        result.estimated_axis_error = Some(axis_error);
         result.ray_count = total as usize;
         result.volume = result.axis_volumes.iter().sum::<f64>() / 3.0;
         let c = options.centre;

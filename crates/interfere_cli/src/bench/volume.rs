@@ -42,6 +42,11 @@ pub struct VolumeBenchArgs {
     /// Resolutions to time, comma separated (lines per side of the overlap box, per axis).
     #[arg(long, value_delimiter = ',', default_value = "12,16,20,24,32")]
     resolutions: Vec<u32>,
+    /// First-pass resolutions to time at every resolution, comma separated: `0` samples the
+    /// overlap box (`Sampling::Resolution`), `c > 0` first finds the intersection's extent with
+    /// `c` lines per side (`Sampling::Fitted`). The baseline runs for the `0` rows only.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    coarse: Vec<u32>,
     /// Resolution of the reference volume.
     #[arg(long, default_value_t = 256)]
     reference: u32,
@@ -64,14 +69,22 @@ const MANIFOLD_MS: [(&str, f64, f64); 4] = [
 #[derive(Serialize)]
 struct ResolutionRow {
     resolution: u32,
+    /// First-pass lines per side (`0`: the overlap box is sampled).
+    coarse: u32,
     rays_per_query: f64,
     mean_ms: f64,
     max_ms: f64,
-    /// Mean ms of the baseline (one tree walk per line and mesh, both placed per query).
-    baseline_mean_ms: f64,
+    /// Mean ms of the baseline (one tree walk per line and mesh, both placed per query), for
+    /// unrefined rows.
+    baseline_mean_ms: Option<f64>,
     mean_relative_error: f64,
     p95_relative_error: f64,
     max_relative_error: f64,
+    /// Mean of the sampler's own error estimate, relative to the reference volume.
+    mean_estimated_error: f64,
+    /// 95th percentile and maximum of |error| / estimated error over the poses.
+    p95_error_over_estimate: f64,
+    max_error_over_estimate: f64,
     /// manifold3d's figure divided by our mean time.
     manifold_ratio: Option<f64>,
 }
@@ -99,9 +112,15 @@ struct Report {
     distances: Vec<DistanceRow>,
 }
 
-fn options(r: u32) -> UniformOptions {
+fn options(r: u32, coarse: u32) -> UniformOptions {
     UniformOptions {
-        sampling: Sampling::Resolution(r),
+        sampling: match coarse {
+            0 => Sampling::Resolution(r),
+            c => Sampling::Fitted {
+                coarse: c,
+                resolution: r,
+            },
+        },
         collect_points: false,
         max_rays: u64::MAX,
         ..UniformOptions::default()
@@ -154,6 +173,91 @@ fn baseline_volume(
     Ok(axis_volumes.iter().sum::<f64>() / 3.0)
 }
 
+/// Times the sampler at resolution `r` (after a first pass of `f` lines per side when `f > 0`)
+/// over `poses`, with its errors against `reference`, and (`f = 0`) the baseline, which must
+/// agree bit for bit.
+#[allow(clippy::too_many_arguments)]
+fn time_row(
+    sampler: &UniformVolume,
+    solid: &Solid,
+    tree: &BalancedTree,
+    poses: &[DPose],
+    reference: &[f64],
+    r: u32,
+    f: u32,
+    d: f64,
+) -> Result<ResolutionRow, String> {
+    let (mut sum_ms, mut max_ms, mut rays) = (0.0, 0.0f64, 0.0);
+    let mut errors = Vec::with_capacity(poses.len());
+    let (mut estimates, mut over_estimate) = (Vec::new(), Vec::new());
+    let mut volumes = Vec::with_capacity(poses.len());
+    for (p, &v_ref) in poses.iter().zip(reference) {
+        let t = Instant::now();
+        let result = sampler
+            .compute(p, &options(r, f))
+            .map_err(|e| e.to_string())?;
+        let elapsed = ms(t);
+        sum_ms += elapsed;
+        max_ms = max_ms.max(elapsed);
+        rays += result.ray_count as f64;
+        volumes.push(result.volume);
+        if v_ref > 0.0 {
+            let error = (result.volume - v_ref).abs();
+            let estimate = result.estimated_error().unwrap_or(f64::NAN);
+            errors.push(error / v_ref);
+            estimates.push(estimate / v_ref);
+            over_estimate.push(if estimate > 0.0 {
+                error / estimate
+            } else {
+                f64::INFINITY
+            });
+        }
+    }
+    // The baseline in a pass of its own, so that neither evicts the other's data.
+    let baseline_mean_ms = if f == 0 {
+        let mut baseline_ms = 0.0;
+        for (p, &v) in poses.iter().zip(&volumes) {
+            let t = Instant::now();
+            let baseline = baseline_volume(solid, tree, p, r).map_err(|e| e.to_string())?;
+            baseline_ms += ms(t);
+            if baseline != v {
+                return Err(format!(
+                    "the baseline's volume {baseline} differs from the sampler's {v} at d={d}, R={r}"
+                ));
+            }
+        }
+        Some(baseline_ms / poses.len() as f64)
+    } else {
+        None
+    };
+    errors.sort_by(f64::total_cmp);
+    over_estimate.sort_by(f64::total_cmp);
+    let quantile = |x: &[f64], q: f64| {
+        if x.is_empty() {
+            0.0
+        } else {
+            x[((x.len() - 1) as f64 * q).round() as usize]
+        }
+    };
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len().max(1) as f64;
+    let n = poses.len() as f64;
+    Ok(ResolutionRow {
+        resolution: r,
+        coarse: f,
+        rays_per_query: rays / n,
+        mean_ms: sum_ms / n,
+        max_ms,
+        baseline_mean_ms,
+        mean_relative_error: mean(&errors),
+        p95_relative_error: quantile(&errors, 0.95),
+        max_relative_error: quantile(&errors, 1.0),
+        mean_estimated_error: mean(&estimates),
+        p95_error_over_estimate: quantile(&over_estimate, 0.95),
+        max_error_over_estimate: quantile(&over_estimate, 1.0),
+        manifold_ratio: None,
+    })
+}
+
 /// Runs the benchmark.
 pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
     if args.steps == 0 {
@@ -184,11 +288,11 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
         let mut self_difference = 0.0f64;
         for p in &poses {
             let v = sampler
-                .compute(p, &options(args.reference))
+                .compute(p, &options(args.reference, 0))
                 .map_err(|e| e.to_string())?
                 .volume;
             let half = sampler
-                .compute(p, &options(args.reference / 2))
+                .compute(p, &options(args.reference / 2, 0))
                 .map_err(|e| e.to_string())?
                 .volume;
             if v > 0.0 {
@@ -203,54 +307,16 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
             .map(|m| m.2);
         let mut rows = Vec::new();
         for &r in &args.resolutions {
-            let (mut sum_ms, mut max_ms, mut rays) = (0.0, 0.0f64, 0.0);
-            let mut errors = Vec::with_capacity(overlapping);
-            let mut volumes = Vec::with_capacity(poses.len());
-            for (p, &v_ref) in poses.iter().zip(&reference) {
-                let t = Instant::now();
-                let result = sampler.compute(p, &options(r)).map_err(|e| e.to_string())?;
-                let elapsed = ms(t);
-                sum_ms += elapsed;
-                max_ms = max_ms.max(elapsed);
-                rays += result.ray_count as f64;
-                volumes.push(result.volume);
-                if v_ref > 0.0 {
-                    errors.push((result.volume - v_ref).abs() / v_ref);
-                }
+            for &f in &args.coarse {
+                rows.push(time_row(
+                    &sampler, &solid, &tree, &poses, &reference, r, f, d,
+                )?);
             }
-            // The baseline in a pass of its own, so that neither evicts the other's data.
-            let mut baseline_ms = 0.0;
-            for (p, &v) in poses.iter().zip(&volumes) {
-                let t = Instant::now();
-                let baseline = baseline_volume(&solid, &tree, p, r).map_err(|e| e.to_string())?;
-                baseline_ms += ms(t);
-                if baseline != v {
-                    return Err(format!(
-                        "the baseline's volume {baseline} differs from the sampler's {v} at d={d}, R={r}"
-                    ));
-                }
+        }
+        if let Some(m) = manifold_ms {
+            for row in &mut rows {
+                row.manifold_ratio = Some(m / row.mean_ms);
             }
-            errors.sort_by(f64::total_cmp);
-            let n = poses.len() as f64;
-            let mean_ms = sum_ms / n;
-            let quantile = |q: f64| {
-                if errors.is_empty() {
-                    0.0
-                } else {
-                    errors[((errors.len() - 1) as f64 * q).round() as usize]
-                }
-            };
-            rows.push(ResolutionRow {
-                resolution: r,
-                rays_per_query: rays / n,
-                mean_ms,
-                max_ms,
-                baseline_mean_ms: baseline_ms / n,
-                mean_relative_error: errors.iter().sum::<f64>() / errors.len().max(1) as f64,
-                p95_relative_error: quantile(0.95),
-                max_relative_error: quantile(1.0),
-                manifold_ratio: manifold_ms.map(|m| m / mean_ms),
-            });
         }
         distances.push(DistanceRow {
             distance: d,
@@ -288,8 +354,9 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 .unwrap_or_default()
         );
         println!(
-            "  {:>4} {:>8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9} {:>11}",
+            "  {:>4} {:>6} {:>8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11}",
             "R",
+            "coarse",
             "rays",
             "mean ms",
             "max ms",
@@ -298,20 +365,29 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
             "mean err",
             "p95 err",
             "max err",
+            "mean est",
+            "err/est p95",
             "manifold/us"
         );
         for r in &d.resolutions {
+            let (baseline, speed_up) = match r.baseline_mean_ms {
+                Some(b) => (format!("{b:.3}"), format!("{:.2}x", b / r.mean_ms)),
+                None => ("-".into(), "-".into()),
+            };
             println!(
-                "  {:>4} {:>8.0} {:>9.3} {:>9.3} {:>11.3} {:>8.2}x {:>8.3}% {:>8.3}% {:>8.3}% {:>11}",
+                "  {:>4} {:>6} {:>8.0} {:>9.3} {:>9.3} {:>11} {:>9} {:>8.3}% {:>8.3}% {:>8.3}% {:>8.3}% {:>11.2} {:>11}",
                 r.resolution,
+                r.coarse,
                 r.rays_per_query,
                 r.mean_ms,
                 r.max_ms,
-                r.baseline_mean_ms,
-                r.baseline_mean_ms / r.mean_ms,
+                baseline,
+                speed_up,
                 100.0 * r.mean_relative_error,
                 100.0 * r.p95_relative_error,
                 100.0 * r.max_relative_error,
+                100.0 * r.mean_estimated_error,
+                r.p95_error_over_estimate,
                 r.manifold_ratio
                     .map(|x| format!("{x:.1}x"))
                     .unwrap_or_else(|| "-".into())

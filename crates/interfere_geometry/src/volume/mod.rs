@@ -8,6 +8,8 @@
 //!   along every line the entering and leaving hits of a closed mesh alternate consistently.
 //! * `axis_bins`: per-axis 2D bins of a fixed mesh's projected triangles, giving the same
 //!   hits as the tree walk for axis-parallel lines, faster.
+//! * [`error_estimate`]: the sampling error of a uniform axis estimate, read off its line
+//!   lengths.
 //! * [`intervals`]: the depth intervals of a line inside both solids, from its hits.
 //! * [`uniform`]: uniform sampling of the overlap of the two bounding boxes with a grid of
 //!   parallel rays along each axis; volume, per-vertex gradient of both meshes, generalized force
@@ -18,6 +20,7 @@
 
 pub mod adaptive;
 mod axis_bins;
+pub mod error_estimate;
 pub mod intervals;
 pub mod ray_bvh;
 pub mod uniform;

@@ -21,6 +21,11 @@
 //! `j`), so the result does not depend on either; on bunny25k this is 1.5–2.4 times faster than
 //! one walk per line (the baseline of `interfere bench volume`, docs/benchmarks.md).
 //!
+//! **Error estimate and fitted box** (our additions): every result carries an estimate of its
+//! sampling error read off the line lengths (module `error_estimate`), and
+//! [`Sampling::Fitted`] samples the box that a coarse first pass finds the intersection in
+//! instead of the whole overlap box.
+//!
 //! **Gradient (Eq. 2).** Each interval endpoint lies on a triangle of A or B, at barycentric
 //! weights `λ`. Moving that triangle's vertex `p_m` by `δ` along the sampling axis `k` moves the
 //! triangle's point on the line by `λ_m δ` along `k`, so the endpoint's depth changes by
@@ -39,6 +44,7 @@
 
 use super::VolumeError;
 use super::axis_bins::AxisBins;
+use super::error_estimate;
 use super::intervals::IntervalSweep;
 use super::ray_bvh::{AxisRay, BLOCK_SIDE, BlockHits, RayMesh, pose_is_finite};
 use crate::bvh::BalancedTree;
@@ -57,6 +63,22 @@ pub enum Sampling {
     /// `(i + ½) h`), covering the overlap box. The grid does not move with the solids, which
     /// makes the estimate vary smoothly under motion.
     Spacing(f64),
+    /// Two passes (our addition, not in the paper): `coarse × coarse` lines per axis over the
+    /// overlap box find the intersection's extent (the box of their interval ends, grown by one
+    /// coarse line spacing on every side, within the overlap box), then `resolution ×
+    /// resolution` lines per axis sample that box, which is often much smaller than the overlap
+    /// box (bunnies at centre distance 1: about half its face area). The result (volume,
+    /// gradient, points) is the second pass's; [`VolumeResult::ray_count`] counts both. A part
+    /// of the intersection that no coarse line meets and that reaches further than one coarse
+    /// spacing beyond the parts they meet is missed; when the coarse lines meet nothing, the
+    /// second pass samples the whole overlap box. The box moves with what the coarse lines
+    /// hit, so the estimate is not smooth under motion: for queries, not for contact forces.
+    Fitted {
+        /// Lines per side of the first pass.
+        coarse: u32,
+        /// Lines per side of the second pass.
+        resolution: u32,
+    },
 }
 
 /// Options of [`uniform_volume`] and [`UniformVolume::compute`].
@@ -109,6 +131,11 @@ pub struct VolumeResult {
     pub volume: f64,
     /// Eq. 1 estimate from the lines along each axis.
     pub axis_volumes: [f64; 3],
+    /// Estimated standard deviation of the sampling error of each axis estimate, read off the
+    /// sampled line lengths (uniform sampling, CPU and GPU; module `error_estimate`, which gives
+    /// its calibration): an estimate, not a bound. `None` from the adaptive method, whose
+    /// tolerance is a bound of its own.
+    pub estimated_axis_error: Option<[f64; 3]>,
     /// `∂V/∂p` for every vertex of A (in A's frame).
     pub gradient_a: Vec<DVec3>,
     /// `∂V/∂p` for every vertex of B, its position taken in A's frame.
@@ -130,6 +157,7 @@ impl VolumeResult {
         Self {
             volume: 0.0,
             axis_volumes: [0.0; 3],
+            estimated_axis_error: Some([0.0; 3]),
             gradient_a: vec![DVec3::ZERO; na],
             gradient_b: vec![DVec3::ZERO; nb],
             force: DVec3::ZERO,
@@ -166,6 +194,13 @@ impl VolumeResult {
             start += len;
             Some(run)
         })
+    }
+
+    /// Estimated standard deviation of the sampling error of [`Self::volume`] (the mean of the
+    /// three axis estimates, their errors taken as independent), when estimated.
+    pub fn estimated_error(&self) -> Option<f64> {
+        self.estimated_axis_error
+            .map(|e| e.iter().map(|s| s * s).sum::<f64>().sqrt() / 3.0)
     }
 
     /// `∂V/∂(translation of B)`: the sum of B's vertex gradients.
@@ -256,6 +291,9 @@ impl<'a> UniformVolume<'a> {
     ) -> Result<VolumeResult, VolumeError> {
         match options.sampling {
             Sampling::Resolution(0) => return Err(VolumeError::ZeroResolution),
+            Sampling::Fitted { coarse, resolution } if coarse == 0 || resolution == 0 => {
+                return Err(VolumeError::ZeroResolution);
+            }
             Sampling::Spacing(h) if !(h.is_finite() && h > 0.0) => {
                 return Err(VolumeError::InvalidSpacing(h));
             }
@@ -281,13 +319,58 @@ impl<'a> UniformVolume<'a> {
 
     /// The queries' sampling, with B placed in A's frame as `mb`.
     fn sample(&self, mb: &RayMesh, options: &UniformOptions) -> Result<VolumeResult, VolumeError> {
-        let ma = &self.ray_a;
-        let mut result = VolumeResult::empty(ma.vertices().len(), mb.vertices().len());
+        let (ma, na, nb) = (
+            &self.ray_a,
+            self.ray_a.vertices().len(),
+            mb.vertices().len(),
+        );
         let lo = ma.bounds()[0].max(mb.bounds()[0]);
         let hi = ma.bounds()[1].min(mb.bounds()[1]);
         if !lo.cmplt(hi).all() {
-            return Ok(result);
+            return Ok(VolumeResult::empty(na, nb));
         }
+        let Sampling::Fitted { coarse, resolution } = options.sampling else {
+            return self.sample_box(mb, lo, hi, options);
+        };
+        let probe = UniformOptions {
+            sampling: Sampling::Resolution(coarse),
+            collect_points: true,
+            ..*options
+        };
+        let first = self.sample_box(mb, lo, hi, &probe)?;
+        let second = UniformOptions {
+            sampling: Sampling::Resolution(resolution),
+            max_rays: options.max_rays.saturating_sub(first.ray_count as u64),
+            ..*options
+        };
+        let mut result = match first.points.first() {
+            None => self.sample_box(mb, lo, hi, &second)?,
+            Some(p) => {
+                let (mut flo, mut fhi) = (p.point, p.point);
+                for q in &first.points {
+                    flo = flo.min(q.point);
+                    fhi = fhi.max(q.point);
+                }
+                let grow = (hi - lo) / f64::from(coarse);
+                let (flo, fhi) = ((flo - grow).max(lo), (fhi + grow).min(hi));
+                self.sample_box(mb, flo, fhi, &second)?
+            }
+        };
+        result.ray_count += first.ray_count;
+        Ok(result)
+    }
+
+    /// Samples the box `[lo, hi]` (with a non-empty interior) by `options.sampling`, which is
+    /// not [`Sampling::Fitted`].
+    fn sample_box(
+        &self,
+        mb: &RayMesh,
+        lo: DVec3,
+        hi: DVec3,
+        options: &UniformOptions,
+    ) -> Result<VolumeResult, VolumeError> {
+        let ma = &self.ray_a;
+        let mut result = VolumeResult::empty(ma.vertices().len(), mb.vertices().len());
         let grids: [Grid; 3] = std::array::from_fn(|k| Grid::new(k, lo, hi, options.sampling));
         let rays: f64 = grids.iter().map(|g| g.n[0] as f64 * g.n[1] as f64).sum();
         if rays > options.max_rays as f64 {
@@ -301,10 +384,15 @@ impl<'a> UniformVolume<'a> {
         // Lines are cast in blocks of BLOCK_SIDE × BLOCK_SIDE (one tree traversal per block and
         // mesh), a band of BLOCK_SIDE rows at a time, and reduced in line order (i, then j).
         let mut band: Vec<(BlockHits, BlockHits)> = Vec::new();
+        let mut lengths: Vec<f64> = Vec::new();
+        let mut axis_error = [0.0; 3];
         for (k, g) in grids.iter().enumerate() {
             let w = g.h[0] * g.h[1];
             result.pixel_area[k] = w;
             let mut length = 0.0;
+            let n1 = g.n[1] as usize;
+            lengths.clear();
+            lengths.resize(g.n[0] as usize * n1, 0.0);
             let coord = |d: usize, i: u64| g.start[d] + (i as f64 + 0.5) * g.h[d];
             let side = BLOCK_SIDE as u64;
             let tiles = g.n[1].div_ceil(side) as usize;
@@ -346,9 +434,11 @@ impl<'a> UniformVolume<'a> {
                         if hits_a.is_empty() || hits_b.is_empty() {
                             continue;
                         }
+                        let cell = (i0 as usize + di) * n1 + j as usize;
                         sweep.sweep(hits_a, hits_b, |e| {
                             if let Some(t0) = e.from {
                                 length += e.hit.t - t0;
+                                lengths[cell] += e.hit.t - t0;
                             }
                             let (t, on_b, sign, hit) = (e.hit.t, e.on_b, e.sign, &e.hit);
                             let (mesh, grad): (&RayMesh, &mut Vec<DVec3>) = if on_b {
@@ -378,7 +468,10 @@ impl<'a> UniformVolume<'a> {
                 }
             }
             result.axis_volumes[k] = w * length;
+            let variances = error_estimate::cell_variances(&lengths, g.n[0] as usize, n1, w);
+            axis_error[k] = variances.iter().sum::<f64>().sqrt();
         }
+        result.estimated_axis_error = Some(axis_error);
         result.volume = result.axis_volumes.iter().sum::<f64>() / 3.0;
         let c = options.centre;
         for (g, &p) in result.gradient_b.iter().zip(mb.vertices()) {
@@ -413,7 +506,7 @@ impl Grid {
     fn new(k: usize, lo: DVec3, hi: DVec3, sampling: Sampling) -> Self {
         let axes = [(k + 1) % 3, (k + 2) % 3];
         match sampling {
-            Sampling::Resolution(r) => {
+            Sampling::Resolution(r) | Sampling::Fitted { resolution: r, .. } => {
                 let r = r.max(1);
                 Self {
                     n: [u64::from(r); 2],

@@ -251,6 +251,21 @@ fn check_case(
             cpu.axis_volumes[k]
         );
     }
+    // The error estimate comes from the same line lengths (the GPU's in f32).
+    let (ge, ce) = (
+        gpu.estimated_axis_error
+            .expect("the GPU estimates its error"),
+        cpu.estimated_axis_error
+            .expect("the CPU estimates its error"),
+    );
+    for k in 0..3 {
+        assert!(
+            (ge[k] - ce[k]).abs() <= 1e-3 * ce[k] + 1e-7 * size.powi(3),
+            "{name}: axis {k} error estimate gpu {} cpu {}",
+            ge[k],
+            ce[k]
+        );
+    }
     let gscale = max_abs(&cpu.gradient_a)
         .max(max_abs(&cpu.gradient_b))
         .max(1e-300);
@@ -556,6 +571,17 @@ fn gpu_volume_refuses_bad_input_and_overflow() {
         vol.compute(&ctx, &ga, &gb, &DPose::IDENTITY, &o),
         Err(GpuError::Volume(VolumeError::TooManyRays { .. }))
     ));
+    // The two-pass fitted sampling is the CPU sampler's only: refused with the reason.
+    o = opts(8);
+    o.sampling = Sampling::Fitted {
+        coarse: 4,
+        resolution: 8,
+    };
+    let err = vol.compute(&ctx, &ga, &gb, &DPose::IDENTITY, &o).err();
+    assert!(
+        matches!(&err, Some(GpuError::InvalidInput { reason, .. }) if reason.contains("Fitted")),
+        "{err:?}"
+    );
     let mut bad = DPose::IDENTITY;
     bad.translation.x = f64::NAN;
     assert!(matches!(

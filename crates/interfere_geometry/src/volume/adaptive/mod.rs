@@ -367,6 +367,7 @@ impl Frame {
             result: VolumeResult {
                 volume: 0.0,
                 axis_volumes: [0.0; 3],
+                estimated_axis_error: None,
                 gradient_a: vec![DVec3::ZERO; self.ma.vertices().len()],
                 gradient_b: vec![DVec3::ZERO; self.mb.vertices().len()],
                 force: DVec3::ZERO,
