@@ -10,7 +10,9 @@
 //! `w² d² / 12`, and shows up as second differences `±d` in the two cells beside it. So the
 //! variance charged to a cell is `w² (Dᵢ² + Dⱼ²) / 24`, with `Dᵢ = L(i−1, j) − 2 L(i, j) + L(i+1, j)`
 //! (zero beyond the grid, which covers the whole overlap) and `Dⱼ` likewise; the charges of
-//! different cells are taken as independent and add up. A linear `L` costs nothing.
+//! different cells are taken as independent and add up. A linear `L` costs nothing. A flat face
+//! of the intersection lying on the overlap box's face (aligned boxes) is charged through the
+//! zero padding although the midpoint rule is exact there: the estimate errs on the high side.
 //!
 //! **Calibration** (`interfere bench volume`, bunny25k and bunny100k tumbling, R = 12–32,
 //! docs/benchmarks.md): the 95th percentile of the actual error over the estimated standard

