@@ -826,11 +826,8 @@ impl GpuVolume {
                 }
             }
             reduce.result.axis_volumes[k] = w * length;
-            let (n0, n1) = (g.n[0] as usize, g.n[1] as usize);
-            if lengths.len() == n0 * n1 {
-                let variances = error_estimate::cell_variances(&lengths, n0, n1, w);
-                axis_error[k] = variances.iter().sum::<f64>().sqrt();
-            }
+            axis_error[k] =
+                error_estimate::axis_error(&lengths, g.n[0] as usize, g.n[1] as usize, w);
         }
         let mut result = reduce.result;
         result.estimated_axis_error = Some(axis_error);

@@ -26,29 +26,42 @@
 //! (docs/benchmarks.md). Every edge of a fine mesh is a kink of `L`, so the error is not
 //! confined to a few cells.
 
-/// The estimated variance of each cell of an `n0 × n1` grid of line lengths (`lengths[i * n1 +
-/// j]`) with cells of area `w`, in the same order.
-pub fn cell_variances(lengths: &[f64], n0: usize, n1: usize, w: f64) -> Vec<f64> {
+/// The estimated standard deviation of the sampling error of one axis: the square root of the
+/// charges of all cells of its `n0 × n1` grid of line lengths (`lengths[i * n1 + j]`), cells of
+/// area `w`.
+pub fn axis_error(lengths: &[f64], n0: usize, n1: usize, w: f64) -> f64 {
     assert_eq!(lengths.len(), n0 * n1, "the grid is n0 × n1");
+    (0..n0)
+        .flat_map(|i| (0..n1).map(move |j| (i, j)))
+        .map(|(i, j)| cell_variance(lengths, n1, w, i, j))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The variance charged to cell `(i, j)` of a grid of `lengths.len() / n1` rows of `n1` line
+/// lengths with cells of area `w` (the lengths beyond the grid are zero).
+fn cell_variance(lengths: &[f64], n1: usize, w: f64, i: usize, j: usize) -> f64 {
+    let n0 = lengths.len() / n1;
     let at = |i: usize, j: usize| lengths[i * n1 + j];
-    let mut out = Vec::with_capacity(n0 * n1);
-    for i in 0..n0 {
-        for j in 0..n1 {
-            let c = at(i, j);
-            let up = if i > 0 { at(i - 1, j) } else { 0.0 };
-            let down = if i + 1 < n0 { at(i + 1, j) } else { 0.0 };
-            let left = if j > 0 { at(i, j - 1) } else { 0.0 };
-            let right = if j + 1 < n1 { at(i, j + 1) } else { 0.0 };
-            let (di, dj) = (up - 2.0 * c + down, left - 2.0 * c + right);
-            out.push(w * w * (di * di + dj * dj) / 24.0);
-        }
-    }
-    out
+    let c = at(i, j);
+    let up = if i > 0 { at(i - 1, j) } else { 0.0 };
+    let down = if i + 1 < n0 { at(i + 1, j) } else { 0.0 };
+    let left = if j > 0 { at(i, j - 1) } else { 0.0 };
+    let right = if j + 1 < n1 { at(i, j + 1) } else { 0.0 };
+    let (di, dj) = (up - 2.0 * c + down, left - 2.0 * c + right);
+    w * w * (di * di + dj * dj) / 24.0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every cell's charge, in cell order.
+    fn cell_variances(lengths: &[f64], n0: usize, n1: usize, w: f64) -> Vec<f64> {
+        (0..n0 * n1)
+            .map(|c| cell_variance(lengths, n1, w, c / n1, c % n1))
+            .collect()
+    }
 
     #[test]
     fn linear_lengths_cost_nothing_inside_and_a_step_charges_the_cells_beside_it() {
@@ -80,5 +93,8 @@ mod tests {
         assert!(v[3 * 8 + 2] > 0.0 && v[3 * 8 + 1] > 0.0);
         // (3, 1): Dⱼ = 0 − 0 + 4 = 4 → 16 / 24.
         assert!((v[3 * 8 + 1] - 16.0 / 24.0).abs() < 1e-15);
+        // The axis error is the square root of all the charges.
+        let total: f64 = v.iter().sum();
+        assert_eq!(axis_error(&step, 8, 8, 1.0), total.sqrt());
     }
 }

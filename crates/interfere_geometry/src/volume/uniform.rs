@@ -468,8 +468,7 @@ impl<'a> UniformVolume<'a> {
                 }
             }
             result.axis_volumes[k] = w * length;
-            let variances = error_estimate::cell_variances(&lengths, g.n[0] as usize, n1, w);
-            axis_error[k] = variances.iter().sum::<f64>().sqrt();
+            axis_error[k] = error_estimate::axis_error(&lengths, g.n[0] as usize, n1, w);
         }
         result.estimated_axis_error = Some(axis_error);
         result.volume = result.axis_volumes.iter().sum::<f64>() / 3.0;
