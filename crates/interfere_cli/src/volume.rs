@@ -13,7 +13,7 @@ use clap::Args;
 use interfere_geometry::glam::DVec3;
 use interfere_geometry::volume::{
     AdaptiveOptions, AdaptiveVolume, Sampling, Tolerance, UniformOptions, UniformVolume,
-    ViewDirections,
+    ViewDirections, VolumeOnlyOptions,
 };
 use interfere_geometry::{MeshOptions, Solid, io};
 use serde::Serialize;
@@ -37,10 +37,12 @@ pub struct VolumeArgs {
     /// Sampling method.
     #[arg(long, value_enum, default_value_t = VolumeMethod::Uniform)]
     method: VolumeMethod,
-    /// Volume tolerance for `--method adaptive`: a fraction of the smaller solid's volume
-    /// (for example 0.01), or an absolute volume with a trailing `abs` (for example `1e-4abs`).
-    #[arg(long, default_value = "0.01")]
-    tolerance: String,
+    /// Volume tolerance. For `--method adaptive` (default 0.01), a bound: a fraction of the
+    /// smaller solid's volume (for example 0.01), or an absolute volume with a trailing `abs`
+    /// (for example `1e-4abs`). For `--method one-axis` (default none), a fraction of the
+    /// intersection volume that twice the estimated error must meet (refining --resolution).
+    #[arg(long)]
+    tolerance: Option<String>,
     /// Finest EBPI image resolution (pixels per side) for `--method adaptive`.
     #[arg(long, default_value_t = 64)]
     ebpi_resolution: u32,
@@ -74,6 +76,9 @@ pub enum VolumeMethod {
     Uniform,
     /// Adaptive tiles from the Error Bound Polynomial Image, honouring `--tolerance` (§3–5).
     Adaptive,
+    /// The volume alone (no forces), from a uniform grid on the longest axis of the overlap box
+    /// (or of the box `--fit` finds), refined to `--tolerance` when given.
+    OneAxis,
 }
 
 fn parse_tolerance(text: &str) -> Result<Tolerance, String> {
@@ -111,10 +116,17 @@ struct Report {
     error_bound: Option<f64>,
     /// The uniform sampler's estimate of its error (one standard deviation; not a bound).
     estimated_error: Option<f64>,
-    axis_volumes: [f64; 3],
+    /// Whether twice the estimated error met the tolerance (one-axis with a tolerance only).
+    tolerance_met: Option<bool>,
+    /// The axis sampled and its final resolution (one-axis only).
+    axis: Option<usize>,
+    resolution: Option<u32>,
+    /// Volume estimate per axis (not with one-axis).
+    axis_volumes: Option<[f64; 3]>,
     rays: usize,
-    on_a: Wrench,
-    on_b: Wrench,
+    /// Forces and torques (not with one-axis).
+    on_a: Option<Wrench>,
+    on_b: Option<Wrench>,
     timings_ms: Timings,
 }
 
@@ -132,6 +144,7 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
     let load = ms(t);
     let b_to_a = relative(&pose_a, &pose_b);
     let (r, build, query, tolerance, error_bound) = match args.method {
+        VolumeMethod::OneAxis => return run_one_axis(&args, &a, &b, &b_to_a, load),
         VolumeMethod::Uniform => {
             let t = Instant::now();
             let sampler = UniformVolume::new(&a, &b);
@@ -169,7 +182,7 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
             return Err("--gpu is available for --method uniform only".into());
         }
         VolumeMethod::Adaptive => {
-            let tolerance = parse_tolerance(&args.tolerance)?;
+            let tolerance = parse_tolerance(args.tolerance.as_deref().unwrap_or("0.01"))?;
             let t = Instant::now();
             let sampler = AdaptiveVolume::new(&a, &b);
             let build = ms(t);
@@ -233,15 +246,19 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
             (VolumeMethod::Uniform, false) => "uniform",
             (VolumeMethod::Uniform, true) => "uniform-gpu",
             (VolumeMethod::Adaptive, _) => "adaptive",
+            (VolumeMethod::OneAxis, _) => "one-axis",
         },
         volume: r.volume,
         tolerance,
         error_bound,
         estimated_error: r.estimated_error(),
-        axis_volumes: r.axis_volumes,
+        tolerance_met: None,
+        axis: None,
+        resolution: None,
+        axis_volumes: Some(r.axis_volumes),
         rays: r.ray_count,
-        on_a,
-        on_b,
+        on_a: Some(on_a),
+        on_b: Some(on_b),
         timings_ms: Timings { load, build, query },
     };
     if args.json {
@@ -262,6 +279,7 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
             r.axis_volumes[0], r.axis_volumes[1], r.axis_volumes[2]
         );
         for (name, w) in [("A", &report.on_a), ("B", &report.on_b)] {
+            let Some(w) = w else { continue };
             println!(
                 "  on {name}: force {:?}, torque about its origin {:?}",
                 w.force, w.torque
@@ -269,5 +287,91 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
         }
         println!("load {load:.2} ms, build {build:.2} ms, query {query:.3} ms");
     }
+    Ok(())
+}
+
+/// `--method one-axis`: the volume alone, from one axis (`UniformVolume::volume_only`).
+fn run_one_axis(
+    args: &VolumeArgs,
+    a: &Solid,
+    b: &Solid,
+    b_to_a: &interfere_geometry::DPose,
+    load: f64,
+) -> Result<(), String> {
+    if args.gpu {
+        return Err(
+            "--method one-axis runs on the CPU only (--gpu is for --method uniform)".into(),
+        );
+    }
+    if args.spacing.is_some() {
+        return Err("--method one-axis takes --resolution, not --spacing".into());
+    }
+    let relative_tolerance = match args.tolerance.as_deref().map(parse_tolerance).transpose()? {
+        None => None,
+        Some(Tolerance::Relative(t)) => Some(t),
+        Some(Tolerance::Absolute(_)) => {
+            return Err(
+                "--method one-axis takes a relative --tolerance (a fraction of the intersection volume), not 'abs'"
+                    .into(),
+            );
+        }
+    };
+    let t = Instant::now();
+    let sampler = UniformVolume::new(a, b);
+    let build = ms(t);
+    let options = VolumeOnlyOptions {
+        pilot: args.fit.unwrap_or(0),
+        resolution: args.resolution,
+        relative_tolerance,
+        ..VolumeOnlyOptions::default()
+    };
+    let t = Instant::now();
+    let r = sampler
+        .volume_only(b_to_a, &options)
+        .map_err(|e| e.to_string())?;
+    let query = ms(t);
+    let report = Report {
+        a: args.meshes.a.display().to_string(),
+        b: args.meshes.b.display().to_string(),
+        method: "one-axis",
+        volume: r.volume,
+        tolerance: relative_tolerance,
+        error_bound: None,
+        estimated_error: Some(r.estimated_error),
+        tolerance_met: r.tolerance_met,
+        axis: Some(r.axis),
+        resolution: Some(r.resolution),
+        axis_volumes: None,
+        rays: r.ray_count,
+        on_a: None,
+        on_b: None,
+        timings_ms: Timings { load, build, query },
+    };
+    if args.json {
+        return print_json(&report);
+    }
+    println!(
+        "intersection volume {:.9} ({} rays, one-axis: axis {}, {} lines per side, {} passes)",
+        r.volume,
+        r.ray_count,
+        ["x", "y", "z"][r.axis.min(2)],
+        r.resolution,
+        r.passes
+    );
+    println!(
+        "  estimated sampling error {:.3e} (one standard deviation, not a bound)",
+        r.estimated_error
+    );
+    if let (Some(t), Some(met)) = (relative_tolerance, r.tolerance_met) {
+        println!(
+            "  relative tolerance {t:.3e}: {}",
+            if met {
+                "met (twice the estimate is within it)"
+            } else {
+                "NOT met within the ray limit"
+            }
+        );
+    }
+    println!("load {load:.2} ms, build {build:.2} ms, query {query:.3} ms");
     Ok(())
 }

@@ -181,6 +181,39 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
     assert!((fitted - fine).abs() < 2e-3 * fine, "{fitted} vs {fine}");
     assert!(estimate > 0.0 && estimate < 0.05 * fine, "{estimate}");
     assert_eq!(v["rays"], 3 * (36 + 48 * 48));
+    // The volume alone from one axis, refined to a relative tolerance: within it, no forces.
+    let (ok, out, err) = interfere(&[
+        "volume",
+        c,
+        c,
+        "--pose-b",
+        pose,
+        "--method",
+        "one-axis",
+        "--resolution",
+        "8",
+        "--tolerance",
+        "0.002",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    assert_eq!(v["method"], "one-axis");
+    assert_eq!(v["tolerance_met"], true);
+    let one = v["volume"].as_f64().unwrap();
+    assert!((one - fine).abs() <= 2e-3 * fine, "{one} vs {fine}");
+    assert!(v["resolution"].as_u64().unwrap() > 8);
+    assert!(v["on_b"].is_null() && v["axis_volumes"].is_null());
+    for bad in [
+        &["--tolerance", "1e-3abs"][..],
+        &["--gpu"],
+        &["--spacing", "0.1"],
+    ] {
+        let mut args = vec!["volume", c, c, "--method", "one-axis"];
+        args.extend_from_slice(bad);
+        let (ok, _, err) = interfere(&args);
+        assert!(!ok && err.contains("one-axis"), "{bad:?}: {err}");
+    }
     for (tol, view) in [
         ("3e-2abs", "axes"),
         ("1e-2abs", "axes"),
@@ -326,6 +359,10 @@ fn bench_volume_reports_time_and_error_per_resolution() {
         "4,16",
         "--coarse",
         "0,4",
+        "--axes",
+        "3,1",
+        "--tolerance",
+        "0.01",
         "--reference",
         "64",
         "--steps",
@@ -340,25 +377,38 @@ fn bench_volume_reports_time_and_error_per_resolution() {
     // 2.5 apart never do.
     assert_eq!(d[0]["overlapping_poses"], 3);
     assert_eq!(d[1]["overlapping_poses"], 0);
-    // Rows: (R, coarse) = (4, 0), (4, 4), (16, 0), (16, 4).
+    // Rows: (R, coarse, axes) = (4, 0, 3), (4, 0, 1), (4, 4, 3), (4, 4, 1), then the same at 16.
     let all = d[0]["resolutions"].as_array().unwrap();
-    assert_eq!(all.len(), 4);
-    let fitted = &all[3];
-    assert_eq!(fitted["coarse"], 4);
+    assert_eq!(all.len(), 8);
+    let fitted = &all[6];
+    assert_eq!((&fitted["coarse"], &fitted["axes"]), (&4.into(), &3.into()));
     assert!(
         fitted["baseline_mean_ms"].is_null(),
         "no baseline for fitted rows"
     );
     let rays = |r: &serde_json::Value| r["rays_per_query"].as_f64().unwrap();
     assert!(
-        rays(fitted) > rays(&all[2]),
+        rays(fitted) > rays(&all[4]),
         "the first pass's rays are counted"
     );
+    // One-axis rows refine to the tolerance: every pose met it, from R = 4 upwards.
+    for one in [&all[1], &all[5]] {
+        assert_eq!(one["axes"], 1);
+        assert_eq!(one["tolerance"], 0.01);
+        assert!(one["baseline_mean_ms"].is_null());
+        assert_eq!(one["tolerance_met_share"], 1.0, "{one:?}");
+        assert!(one["over_tolerance_share"].as_f64().unwrap() <= 1.0);
+        assert!(
+            one["max_relative_error"].as_f64().unwrap() < 0.02,
+            "{one:?}"
+        );
+    }
+    assert!(all[1]["mean_final_resolution"].as_f64().unwrap() > 4.0);
     assert!(
         fitted["max_relative_error"].as_f64().unwrap() < 0.02,
         "{fitted:?}"
     );
-    let rows = [all[0].clone(), all[2].clone()];
+    let rows = [all[0].clone(), all[4].clone()];
     let err = |i: usize| rows[i]["max_relative_error"].as_f64().unwrap();
     assert!(
         err(1) < err(0),
@@ -394,4 +444,13 @@ fn bench_volume_reports_time_and_error_per_resolution() {
         "0",
     ]);
     assert!(!ok && err.contains("--steps"), "{err}");
+    let (ok, _, err) = interfere(&[
+        "bench",
+        "volume",
+        "--mesh",
+        sphere.to_str().unwrap(),
+        "--axes",
+        "2",
+    ]);
+    assert!(!ok && err.contains("--axes"), "{err}");
 }

@@ -58,5 +58,6 @@ pub use topology::{Edge, Solid, Topology};
 pub use tri_tri::{segment_intersects_triangle, triangles_intersect};
 pub use volume::{
     AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Sampling, Tolerance, UniformOptions,
-    UniformVolume, VolumeError, VolumeResult, adaptive_volume, uniform_volume,
+    UniformVolume, VolumeError, VolumeOnly, VolumeOnlyOptions, VolumeResult, adaptive_volume,
+    uniform_volume,
 };

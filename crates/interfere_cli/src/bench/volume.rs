@@ -23,6 +23,7 @@ use crate::output::{ms, print_json};
 use clap::Args;
 use interfere_geometry::volume::{
     AxisRay, IntervalSweep, RayHit, RayMesh, Sampling, UniformOptions, UniformVolume, VolumeError,
+    VolumeOnlyOptions,
 };
 use interfere_geometry::{BalancedTree, DPose, MeshOptions, Solid, io};
 use serde::Serialize;
@@ -47,6 +48,15 @@ pub struct VolumeBenchArgs {
     /// `c` lines per side (`Sampling::Fitted`). The baseline runs for the `0` rows only.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     coarse: Vec<u32>,
+    /// Axes to sample, comma separated: `3` is the query with the gradient
+    /// (`UniformVolume::compute`), `1` the volume alone from the longest axis of the sampled
+    /// box (`UniformVolume::volume_only`, with the `--coarse` value as its pilot).
+    #[arg(long, value_delimiter = ',', default_value = "3")]
+    axes: Vec<u32>,
+    /// Relative tolerance for the one-axis rows: each query refines its resolution until twice
+    /// its estimated error is within it (`VolumeOnlyOptions::relative_tolerance`).
+    #[arg(long)]
+    tolerance: Option<f64>,
     /// Resolution of the reference volume.
     #[arg(long, default_value_t = 256)]
     reference: u32,
@@ -71,6 +81,16 @@ struct ResolutionRow {
     resolution: u32,
     /// First-pass lines per side (`0`: the overlap box is sampled).
     coarse: u32,
+    /// Axes sampled: 3 (volume and gradient) or 1 (volume only).
+    axes: u32,
+    /// The relative tolerance of one-axis rows, when asked for.
+    tolerance: Option<f64>,
+    /// Mean lines per side of the last pass (above `resolution` when a tolerance refined it).
+    mean_final_resolution: f64,
+    /// Share of the poses whose tolerance test passed (one-axis rows with a tolerance).
+    tolerance_met_share: Option<f64>,
+    /// Share of the poses whose actual error exceeded the tolerance.
+    over_tolerance_share: Option<f64>,
     rays_per_query: f64,
     mean_ms: f64,
     max_ms: f64,
@@ -173,6 +193,15 @@ fn baseline_volume(
     Ok(axis_volumes.iter().sum::<f64>() / 3.0)
 }
 
+/// Which query a row times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum RowKind {
+    /// `UniformVolume::compute`: three axes, volume and gradient.
+    ThreeAxes,
+    /// `UniformVolume::volume_only`: one axis, volume only, with an optional tolerance.
+    OneAxis { tolerance: Option<f64> },
+}
+
 /// Times the sampler at resolution `r` (after a first pass of `f` lines per side when `f > 0`)
 /// over `poses`, with its errors against `reference`, and (`f = 0`) the baseline, which must
 /// agree bit for bit.
@@ -185,25 +214,55 @@ fn time_row(
     reference: &[f64],
     r: u32,
     f: u32,
+    row: RowKind,
     d: f64,
 ) -> Result<ResolutionRow, String> {
     let (mut sum_ms, mut max_ms, mut rays) = (0.0, 0.0f64, 0.0);
     let mut errors = Vec::with_capacity(poses.len());
     let (mut estimates, mut over_estimate) = (Vec::new(), Vec::new());
     let mut volumes = Vec::with_capacity(poses.len());
+    let (mut final_r, mut met, mut over) = (0.0, 0usize, 0usize);
     for (p, &v_ref) in poses.iter().zip(reference) {
         let t = Instant::now();
-        let result = sampler
-            .compute(p, &options(r, f))
-            .map_err(|e| e.to_string())?;
+        let (volume, estimate, ray_count, last_r) = match row {
+            RowKind::ThreeAxes => {
+                let result = sampler
+                    .compute(p, &options(r, f))
+                    .map_err(|e| e.to_string())?;
+                let est = result.estimated_error().unwrap_or(f64::NAN);
+                (result.volume, est, result.ray_count, r)
+            }
+            RowKind::OneAxis { tolerance } => {
+                let one = VolumeOnlyOptions {
+                    pilot: f,
+                    resolution: r,
+                    relative_tolerance: tolerance,
+                    max_rays: u64::MAX,
+                };
+                let result = sampler.volume_only(p, &one).map_err(|e| e.to_string())?;
+                met += usize::from(result.tolerance_met == Some(true));
+                (
+                    result.volume,
+                    result.estimated_error,
+                    result.ray_count,
+                    result.resolution,
+                )
+            }
+        };
         let elapsed = ms(t);
         sum_ms += elapsed;
         max_ms = max_ms.max(elapsed);
-        rays += result.ray_count as f64;
-        volumes.push(result.volume);
+        rays += ray_count as f64;
+        final_r += f64::from(last_r);
+        volumes.push(volume);
         if v_ref > 0.0 {
-            let error = (result.volume - v_ref).abs();
-            let estimate = result.estimated_error().unwrap_or(f64::NAN);
+            let error = (volume - v_ref).abs();
+            if let RowKind::OneAxis {
+                tolerance: Some(tol),
+            } = row
+            {
+                over += usize::from(error > tol * v_ref);
+            }
             errors.push(error / v_ref);
             estimates.push(estimate / v_ref);
             over_estimate.push(if estimate > 0.0 {
@@ -214,7 +273,7 @@ fn time_row(
         }
     }
     // The baseline in a pass of its own, so that neither evicts the other's data.
-    let baseline_mean_ms = if f == 0 {
+    let baseline_mean_ms = if f == 0 && row == RowKind::ThreeAxes {
         let mut baseline_ms = 0.0;
         for (p, &v) in poses.iter().zip(&volumes) {
             let t = Instant::now();
@@ -244,6 +303,22 @@ fn time_row(
     Ok(ResolutionRow {
         resolution: r,
         coarse: f,
+        axes: if row == RowKind::ThreeAxes { 3 } else { 1 },
+        tolerance: match row {
+            RowKind::OneAxis { tolerance } => tolerance,
+            RowKind::ThreeAxes => None,
+        },
+        mean_final_resolution: final_r / n,
+        tolerance_met_share: match row {
+            RowKind::OneAxis { tolerance: Some(_) } => Some(met as f64 / n),
+            _ => None,
+        },
+        over_tolerance_share: match row {
+            RowKind::OneAxis { tolerance: Some(_) } => {
+                Some(over as f64 / errors.len().max(1) as f64)
+            }
+            _ => None,
+        },
         rays_per_query: rays / n,
         mean_ms: sum_ms / n,
         max_ms,
@@ -265,6 +340,14 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
     }
     if args.reference < 2 || args.resolutions.contains(&0) {
         return Err("resolutions must be positive and --reference at least 2".into());
+    }
+    if let Some(&a) = args.axes.iter().find(|&&a| a != 1 && a != 3) {
+        return Err(format!("--axes takes 1 or 3, got {a}"));
+    }
+    if let Some(t) = args.tolerance
+        && !(t.is_finite() && t > 0.0)
+    {
+        return Err(format!("--tolerance must be positive and finite, got {t}"));
     }
     let mesh = io::load_mesh(&args.mesh, &MeshOptions::default())
         .map_err(|e| e.to_string())?
@@ -308,9 +391,18 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
         let mut rows = Vec::new();
         for &r in &args.resolutions {
             for &f in &args.coarse {
-                rows.push(time_row(
-                    &sampler, &solid, &tree, &poses, &reference, r, f, d,
-                )?);
+                for &a in &args.axes {
+                    let row = if a == 3 {
+                        RowKind::ThreeAxes
+                    } else {
+                        RowKind::OneAxis {
+                            tolerance: args.tolerance,
+                        }
+                    };
+                    rows.push(time_row(
+                        &sampler, &solid, &tree, &poses, &reference, r, f, row, d,
+                    )?);
+                }
             }
         }
         if let Some(m) = manifold_ms {
@@ -354,9 +446,11 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 .unwrap_or_default()
         );
         println!(
-            "  {:>4} {:>6} {:>8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11}",
+            "  {:>4} {:>6} {:>4} {:>6} {:>8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>7} {:>7} {:>11}",
             "R",
             "coarse",
+            "axes",
+            "R end",
             "rays",
             "mean ms",
             "max ms",
@@ -367,17 +461,25 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
             "max err",
             "mean est",
             "err/est p95",
+            "met",
+            "> tol",
             "manifold/us"
         );
+        let share = |x: Option<f64>| {
+            x.map(|x| format!("{:.0}%", 100.0 * x))
+                .unwrap_or_else(|| "-".into())
+        };
         for r in &d.resolutions {
             let (baseline, speed_up) = match r.baseline_mean_ms {
                 Some(b) => (format!("{b:.3}"), format!("{:.2}x", b / r.mean_ms)),
                 None => ("-".into(), "-".into()),
             };
             println!(
-                "  {:>4} {:>6} {:>8.0} {:>9.3} {:>9.3} {:>11} {:>9} {:>8.3}% {:>8.3}% {:>8.3}% {:>8.3}% {:>11.2} {:>11}",
+                "  {:>4} {:>6} {:>4} {:>6.1} {:>8.0} {:>9.3} {:>9.3} {:>11} {:>9} {:>8.3}% {:>8.3}% {:>8.3}% {:>8.3}% {:>11.2} {:>7} {:>7} {:>11}",
                 r.resolution,
                 r.coarse,
+                r.axes,
+                r.mean_final_resolution,
                 r.rays_per_query,
                 r.mean_ms,
                 r.max_ms,
@@ -388,6 +490,8 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 100.0 * r.max_relative_error,
                 100.0 * r.mean_estimated_error,
                 r.p95_error_over_estimate,
+                share(r.tolerance_met_share),
+                share(r.over_tolerance_share),
                 r.manifold_ratio
                     .map(|x| format!("{x:.1}x"))
                     .unwrap_or_else(|| "-".into())

@@ -14,6 +14,8 @@
 //! * [`uniform`]: uniform sampling of the overlap of the two bounding boxes with a grid of
 //!   parallel rays along each axis; volume, per-vertex gradient of both meshes, generalized force
 //!   and torque on B, and surface samples of the intersection region.
+//! * [`volume_only`]: the volume alone from one axis's lines (no gradient), in the box a
+//!   pilot pass finds, optionally refined to an estimated relative tolerance.
 //! * [`adaptive`]: the adaptive sampling of Wang, Faure & Pai 2012 (sections 3–5): an Error
 //!   Bound Polynomial Image, a coarsening pyramid and transient-edge refinement choose one ray
 //!   per tile of a non-uniform tiling so that the volume error meets a tolerance.
@@ -24,9 +26,12 @@ pub mod error_estimate;
 pub mod intervals;
 pub mod ray_bvh;
 pub mod uniform;
+pub mod volume_only;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod volume_only_tests;
 
 pub use adaptive::{
     AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, UniformCertificate, ViewDirections,
@@ -37,6 +42,7 @@ pub use ray_bvh::{AxisRay, RayHit, RayMesh};
 pub use uniform::{
     Sampling, SurfacePoint, UniformOptions, UniformVolume, VolumeResult, uniform_volume,
 };
+pub use volume_only::{VolumeOnly, VolumeOnlyOptions};
 
 use thiserror::Error;
 

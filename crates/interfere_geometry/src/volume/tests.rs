@@ -445,7 +445,7 @@ fn axis_and_general_casts_agree() {
     }
 }
 
-fn opts(sampling: Sampling) -> UniformOptions {
+pub(super) fn opts(sampling: Sampling) -> UniformOptions {
     UniformOptions {
         sampling,
         ..UniformOptions::default()
@@ -986,7 +986,7 @@ fn rotated_boxes_converge_to_the_exact_clipped_polytope() {
 
 /// The exact volume of box A (half extents `ha`, at the origin) and box B (half extents `hb`)
 /// placed by `p`: B's faces clipped by A's planes.
-fn exact_box_box(ha: DVec3, hb: DVec3, p: &DPose) -> f64 {
+pub(super) fn exact_box_box(ha: DVec3, hb: DVec3, p: &DPose) -> f64 {
     let planes: Vec<(DVec3, f64)> = (0..3)
         .flat_map(|k| {
             let mut e = DVec3::ZERO;

@@ -153,6 +153,8 @@ pub struct VolumeResult {
 }
 
 impl VolumeResult {
+    /// A zero result with zero gradients for `na` and `nb` vertices (empty gradient vectors
+    /// when both are 0, as a pass that computes no gradient leaves them).
     fn empty(na: usize, nb: usize) -> Self {
         Self {
             volume: 0.0,
@@ -299,7 +301,20 @@ impl<'a> UniformVolume<'a> {
             }
             _ => {}
         }
-        if !pose_is_finite(b_to_a) || !options.centre.is_finite() {
+        if !options.centre.is_finite() {
+            return Err(VolumeError::NonFinitePose);
+        }
+        self.with_b_placed(b_to_a, |mb| self.sample(mb, options))?
+    }
+
+    /// Calls `f` with B placed in A's frame by `b_to_a` (moving the last query's placement in
+    /// place when it is free). Fails on a non-finite pose.
+    pub(crate) fn with_b_placed<T>(
+        &self,
+        b_to_a: &DPose,
+        f: impl FnOnce(&RayMesh) -> T,
+    ) -> Result<T, VolumeError> {
+        if !pose_is_finite(b_to_a) {
             return Err(VolumeError::NonFinitePose);
         }
         let cached = self.ray_b.try_lock().ok().and_then(|mut slot| slot.take());
@@ -310,69 +325,101 @@ impl<'a> UniformVolume<'a> {
             }
             None => RayMesh::new(self.b, &self.tree_b, b_to_a)?,
         };
-        let result = self.sample(&mb, options);
+        let result = f(&mb);
         if let Ok(mut slot) = self.ray_b.try_lock() {
             *slot = Some(mb);
         }
-        result
+        Ok(result)
+    }
+
+    /// The overlap of A's box and B's (B placed as `mb`), when it has an interior.
+    pub(crate) fn overlap_box(&self, mb: &RayMesh) -> Option<(DVec3, DVec3)> {
+        let lo = self.ray_a.bounds()[0].max(mb.bounds()[0]);
+        let hi = self.ray_a.bounds()[1].min(mb.bounds()[1]);
+        lo.cmplt(hi).all().then_some((lo, hi))
+    }
+
+    /// The box that a first pass of `coarse × coarse` lines per axis over `[lo, hi]` finds the
+    /// intersection in (the box of its interval ends, grown by one coarse spacing on every
+    /// side, within `[lo, hi]`; `[lo, hi]` itself when no line meets the intersection), and the
+    /// lines it cast.
+    pub(crate) fn fitted_box(
+        &self,
+        mb: &RayMesh,
+        (lo, hi): (DVec3, DVec3),
+        coarse: u32,
+        max_rays: u64,
+    ) -> Result<((DVec3, DVec3), usize), VolumeError> {
+        let probe = UniformOptions {
+            sampling: Sampling::Resolution(coarse),
+            collect_points: false,
+            max_rays,
+            ..UniformOptions::default()
+        };
+        let pass = Pass {
+            axes: [true; 3],
+            gradient: false,
+            extent: true,
+        };
+        let (first, extent) = self.sample_box(mb, lo, hi, &probe, pass)?;
+        let fitted = match extent {
+            None => (lo, hi),
+            Some([flo, fhi]) => {
+                let grow = (hi - lo) / f64::from(coarse);
+                ((flo - grow).max(lo), (fhi + grow).min(hi))
+            }
+        };
+        Ok((fitted, first.ray_count))
     }
 
     /// The queries' sampling, with B placed in A's frame as `mb`.
     fn sample(&self, mb: &RayMesh, options: &UniformOptions) -> Result<VolumeResult, VolumeError> {
-        let (ma, na, nb) = (
-            &self.ray_a,
-            self.ray_a.vertices().len(),
-            mb.vertices().len(),
-        );
-        let lo = ma.bounds()[0].max(mb.bounds()[0]);
-        let hi = ma.bounds()[1].min(mb.bounds()[1]);
-        if !lo.cmplt(hi).all() {
-            return Ok(VolumeResult::empty(na, nb));
-        }
+        let Some((lo, hi)) = self.overlap_box(mb) else {
+            return Ok(VolumeResult::empty(
+                self.ray_a.vertices().len(),
+                mb.vertices().len(),
+            ));
+        };
         let Sampling::Fitted { coarse, resolution } = options.sampling else {
-            return self.sample_box(mb, lo, hi, options);
+            return Ok(self.sample_box(mb, lo, hi, options, Pass::FULL)?.0);
         };
-        let probe = UniformOptions {
-            sampling: Sampling::Resolution(coarse),
-            collect_points: true,
-            ..*options
-        };
-        let first = self.sample_box(mb, lo, hi, &probe)?;
+        let ((flo, fhi), first_rays) = self.fitted_box(mb, (lo, hi), coarse, options.max_rays)?;
         let second = UniformOptions {
             sampling: Sampling::Resolution(resolution),
-            max_rays: options.max_rays.saturating_sub(first.ray_count as u64),
+            max_rays: options.max_rays.saturating_sub(first_rays as u64),
             ..*options
         };
-        let mut result = match first.points.first() {
-            None => self.sample_box(mb, lo, hi, &second)?,
-            Some(p) => {
-                let (mut flo, mut fhi) = (p.point, p.point);
-                for q in &first.points {
-                    flo = flo.min(q.point);
-                    fhi = fhi.max(q.point);
-                }
-                let grow = (hi - lo) / f64::from(coarse);
-                let (flo, fhi) = ((flo - grow).max(lo), (fhi + grow).min(hi));
-                self.sample_box(mb, flo, fhi, &second)?
-            }
-        };
-        result.ray_count += first.ray_count;
+        let mut result = self.sample_box(mb, flo, fhi, &second, Pass::FULL)?.0;
+        result.ray_count += first_rays;
         Ok(result)
     }
 
     /// Samples the box `[lo, hi]` (with a non-empty interior) by `options.sampling`, which is
-    /// not [`Sampling::Fitted`].
-    fn sample_box(
+    /// not [`Sampling::Fitted`], on the axes of `pass`, with the gradient when `pass` asks for
+    /// it (else the gradient vectors are empty and the force and torque zero). With
+    /// `pass.extent`, also returns the box of the interval ends (`None` when there is none).
+    pub(crate) fn sample_box(
         &self,
         mb: &RayMesh,
         lo: DVec3,
         hi: DVec3,
         options: &UniformOptions,
-    ) -> Result<VolumeResult, VolumeError> {
+        pass: Pass,
+    ) -> Result<(VolumeResult, Option<[DVec3; 2]>), VolumeError> {
         let ma = &self.ray_a;
-        let mut result = VolumeResult::empty(ma.vertices().len(), mb.vertices().len());
+        let mut result = if pass.gradient {
+            VolumeResult::empty(ma.vertices().len(), mb.vertices().len())
+        } else {
+            VolumeResult::empty(0, 0)
+        };
+        let mut extent: Option<[DVec3; 2]> = None;
         let grids: [Grid; 3] = std::array::from_fn(|k| Grid::new(k, lo, hi, options.sampling));
-        let rays: f64 = grids.iter().map(|g| g.n[0] as f64 * g.n[1] as f64).sum();
+        let rays: f64 = grids
+            .iter()
+            .zip(pass.axes)
+            .filter(|(_, cast)| *cast)
+            .map(|(g, _)| g.n[0] as f64 * g.n[1] as f64)
+            .sum();
         if rays > options.max_rays as f64 {
             return Err(VolumeError::TooManyRays {
                 rays: rays.min(u64::MAX as f64) as u64,
@@ -387,6 +434,9 @@ impl<'a> UniformVolume<'a> {
         let mut lengths: Vec<f64> = Vec::new();
         let mut axis_error = [0.0; 3];
         for (k, g) in grids.iter().enumerate() {
+            if !pass.axes[k] {
+                continue;
+            }
             let w = g.h[0] * g.h[1];
             result.pixel_area[k] = w;
             let mut length = 0.0;
@@ -441,14 +491,23 @@ impl<'a> UniformVolume<'a> {
                                 lengths[cell] += e.hit.t - t0;
                             }
                             let (t, on_b, sign, hit) = (e.hit.t, e.on_b, e.sign, &e.hit);
+                            if pass.extent {
+                                let p = ray.point(t);
+                                extent = Some(match extent {
+                                    None => [p, p],
+                                    Some([l, h]) => [l.min(p), h.max(p)],
+                                });
+                            }
                             let (mesh, grad): (&RayMesh, &mut Vec<DVec3>) = if on_b {
                                 (mb, &mut result.gradient_b)
                             } else {
                                 (ma, &mut result.gradient_a)
                             };
-                            let tri = mesh.triangles()[hit.triangle as usize];
-                            for (m, &vi) in tri.iter().enumerate() {
-                                grad[vi as usize][k] += sign * w * hit.barycentric[m];
+                            if pass.gradient {
+                                let tri = mesh.triangles()[hit.triangle as usize];
+                                for (m, &vi) in tri.iter().enumerate() {
+                                    grad[vi as usize][k] += sign * w * hit.barycentric[m];
+                                }
                             }
                             if options.collect_points {
                                 let normal = mesh.unit_normal(hit.triangle as usize);
@@ -471,13 +530,14 @@ impl<'a> UniformVolume<'a> {
             axis_error[k] = error_estimate::axis_error(&lengths, g.n[0] as usize, n1, w);
         }
         result.estimated_axis_error = Some(axis_error);
-        result.volume = result.axis_volumes.iter().sum::<f64>() / 3.0;
+        let cast = pass.axes.iter().filter(|&&c| c).count().max(1);
+        result.volume = result.axis_volumes.iter().sum::<f64>() / cast as f64;
         let c = options.centre;
         for (g, &p) in result.gradient_b.iter().zip(mb.vertices()) {
             result.force -= *g;
             result.torque -= (p - c).cross(*g);
         }
-        Ok(result)
+        Ok((result, extent))
     }
 }
 
@@ -492,6 +552,35 @@ pub fn uniform_volume(
 ) -> Result<VolumeResult, VolumeError> {
     UniformVolume::with_trees(a, BalancedTree::build(a), b, BalancedTree::build(b))?
         .compute(b_to_a, options)
+}
+
+/// What a sampling pass of [`UniformVolume::sample_box`] casts and computes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pass {
+    /// The axes whose lines are cast.
+    pub(crate) axes: [bool; 3],
+    /// Whether the vertex gradients (and the force and torque) are accumulated.
+    pub(crate) gradient: bool,
+    /// Whether the box of the interval ends is returned.
+    pub(crate) extent: bool,
+}
+
+impl Pass {
+    /// The three axes with the gradient: a query's pass.
+    const FULL: Self = Self {
+        axes: [true; 3],
+        gradient: true,
+        extent: false,
+    };
+
+    /// Axis `k` alone, volume only.
+    pub(crate) fn one_axis(k: usize) -> Self {
+        Self {
+            axes: std::array::from_fn(|a| a == k),
+            gradient: false,
+            extent: false,
+        }
+    }
 }
 
 /// The line grid of one axis: counts, spacings and start of the two transverse coordinates.
