@@ -4,15 +4,15 @@
 //!
 //! **Why one axis.** The paper casts lines along three axes because the `k` component of every
 //! vertex gradient (Eq. 2) comes from the lines along axis `k`. The volume needs one: each axis
-//! estimate is Eq. 1 on its own. Their mean is barely more accurate than one of them (on the
-//! tumbling bunnies the three errors are strongly correlated), while the midpoint rule's error
+//! estimate is Eq. 1 on its own. On the tumbling bunnies their mean is barely more accurate than
+//! the one-axis estimate at the same `R` (docs/benchmarks.md), while the midpoint rule's error
 //! falls about as `R⁻²` with the lines per side `R`. So the same number of lines cast along one
 //! axis, `√3 R` per side, gives a smaller error than `R` per side on three axes
 //! (docs/benchmarks.md measures both).
 //!
 //! **Which axis.** The one along which the sampled box is longest: its face across the lines is
-//! the smallest, so its cells are. On the bench this does as well as picking the axis with the
-//! smallest estimated error after casting all three, and it costs nothing.
+//! the smallest, so its cells are. It costs nothing to pick; the bench's one-axis rows measure
+//! the error it gives.
 //!
 //! **Pilot.** With `pilot > 0`, a first pass of `pilot × pilot` lines on each axis finds the
 //! box of the intersection (as [`Sampling::Fitted`](super::Sampling::Fitted) does, computing
@@ -47,12 +47,12 @@ pub struct VolumeOnlyOptions {
 }
 
 impl Default for VolumeOnlyOptions {
-    /// A pilot of 8 lines per side, 24 lines per side on the one axis, no tolerance, at most
-    /// 2²⁴ lines.
+    /// No pilot (on the bunny bench it did not pay for its lines), 32 lines per side on the one
+    /// axis, no tolerance, at most 2²⁴ lines.
     fn default() -> Self {
         Self {
-            pilot: 8,
-            resolution: 24,
+            pilot: 0,
+            resolution: 32,
             relative_tolerance: None,
             max_rays: 1 << 24,
         }
