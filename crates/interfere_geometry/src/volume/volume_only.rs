@@ -41,8 +41,9 @@ pub struct VolumeOnlyOptions {
     /// When set, the one-axis pass is repeated at finer resolutions until twice its estimated
     /// error is at most this fraction of its volume (see the module documentation).
     pub relative_tolerance: Option<f64>,
-    /// Refuse a first pass that needs more lines than this over all its passes; a finer pass
-    /// that would exceed it is not cast (the result then reports the tolerance as not met).
+    /// Refuse a query whose pilot and first one-axis pass need more lines than this; a finer
+    /// pass that would take the total beyond it is not cast (the tolerance is then reported as
+    /// not met).
     pub max_rays: u64,
 }
 
