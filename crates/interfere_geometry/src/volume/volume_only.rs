@@ -65,7 +65,8 @@ impl Default for VolumeOnlyOptions {
 pub struct VolumeOnly {
     /// The Eq. 1 estimate of the last pass.
     pub volume: f64,
-    /// The axis its lines ran along.
+    /// The axis its lines ran along (0 when the bounding boxes do not overlap and nothing was
+    /// cast).
     pub axis: usize,
     /// Its lines per side.
     pub resolution: u32,
