@@ -222,6 +222,10 @@ fn time_row(
     let (mut estimates, mut over_estimate) = (Vec::new(), Vec::new());
     let mut volumes = Vec::with_capacity(poses.len());
     let (mut final_r, mut met, mut over) = (0.0, 0usize, 0usize);
+    let tolerance = match row {
+        RowKind::OneAxis { tolerance } => tolerance,
+        RowKind::ThreeAxes => None,
+    };
     for (p, &v_ref) in poses.iter().zip(reference) {
         let t = Instant::now();
         let (volume, estimate, ray_count, last_r) = match row {
@@ -257,10 +261,7 @@ fn time_row(
         volumes.push(volume);
         if v_ref > 0.0 {
             let error = (volume - v_ref).abs();
-            if let RowKind::OneAxis {
-                tolerance: Some(tol),
-            } = row
-            {
+            if let Some(tol) = tolerance {
                 over += usize::from(error > tol * v_ref);
             }
             errors.push(error / v_ref);
@@ -304,21 +305,10 @@ fn time_row(
         resolution: r,
         coarse: f,
         axes: if row == RowKind::ThreeAxes { 3 } else { 1 },
-        tolerance: match row {
-            RowKind::OneAxis { tolerance } => tolerance,
-            RowKind::ThreeAxes => None,
-        },
+        tolerance,
         mean_final_resolution: final_r / n,
-        tolerance_met_share: match row {
-            RowKind::OneAxis { tolerance: Some(_) } => Some(met as f64 / n),
-            _ => None,
-        },
-        over_tolerance_share: match row {
-            RowKind::OneAxis { tolerance: Some(_) } => {
-                Some(over as f64 / errors.len().max(1) as f64)
-            }
-            _ => None,
-        },
+        tolerance_met_share: tolerance.map(|_| met as f64 / n),
+        over_tolerance_share: tolerance.map(|_| over as f64 / errors.len().max(1) as f64),
         rays_per_query: rays / n,
         mean_ms: sum_ms / n,
         max_ms,

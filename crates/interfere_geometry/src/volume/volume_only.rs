@@ -28,7 +28,6 @@
 use super::VolumeError;
 use super::uniform::{Pass, Sampling, UniformOptions, UniformVolume};
 use crate::pose::DPose;
-use glam::DVec3;
 
 /// Options of [`UniformVolume::volume_only`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -114,17 +113,16 @@ impl UniformVolume<'_> {
                     tolerance_met: options.relative_tolerance.map(|_| true),
                 });
             };
-            let longest = |size: DVec3| {
-                (0..3)
-                    .reduce(|a, b| if size[b] > size[a] { b } else { a })
-                    .unwrap_or(0)
-            };
             let ((lo, hi), mut rays) = if options.pilot > 0 {
                 self.fitted_box(mb, (lo, hi), options.pilot, options.max_rays)?
             } else {
                 ((lo, hi), 0)
             };
-            let axis = longest(hi - lo);
+            // The longest side of the sampled box (the lowest such axis on a tie).
+            let size = hi - lo;
+            let axis = (0..3)
+                .reduce(|a, b| if size[b] > size[a] { b } else { a })
+                .unwrap_or(0);
             let mut r = options.resolution;
             let mut passes = 0;
             loop {
