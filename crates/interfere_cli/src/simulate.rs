@@ -34,9 +34,13 @@ struct BodyState {
 struct StepStats {
     time: f64,
     contacts: usize,
+    interfering_pairs: usize,
     kinetic_energy: f64,
     potential_energy: f64,
     step_ms: f64,
+    narrow_ms: f64,
+    volume_ms: f64,
+    solver_ms: f64,
 }
 
 #[derive(Serialize)]
@@ -56,27 +60,34 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         scene.dt = dt;
     }
     let mut built = scene.build().map_err(|e| e.to_string())?;
-    let n = built.world.bodies().len();
+    let n = built.handles.len();
     let mut trajectories: Vec<Vec<BodyState>> = (0..n).map(|_| Vec::new()).collect();
     let mut stats = Vec::new();
     let started = Instant::now();
     for _ in 0..args.steps {
         let t = Instant::now();
-        built.world.step(&mut built.source);
+        built.simulation.step();
         let step_ms = ms(t);
-        for (i, b) in built.world.bodies().iter().enumerate() {
+        let sim = &built.simulation;
+        for (i, h) in built.handles.iter().enumerate() {
+            let b = sim.body(*h).expect("scene bodies are never removed");
             let pose = b.mesh_pose();
             trajectories[i].push(BodyState {
                 position: pose.translation.to_array(),
                 orientation: b.orientation.to_array(),
             });
         }
+        let st = sim.stats();
         stats.push(StepStats {
-            time: built.world.time(),
-            contacts: built.world.last_contacts().len(),
-            kinetic_energy: built.world.kinetic_energy(),
-            potential_energy: built.world.potential_energy(),
+            time: sim.time(),
+            contacts: st.volume_contacts,
+            interfering_pairs: st.interfering_pairs,
+            kinetic_energy: sim.kinetic_energy(),
+            potential_energy: sim.potential_energy(),
             step_ms,
+            narrow_ms: st.narrow_phase_ms,
+            volume_ms: st.volume_ms,
+            solver_ms: st.solver_ms,
         });
     }
     let total_ms = ms(started);
@@ -85,11 +96,12 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         args.scene.display(),
         args.steps,
         scene.dt,
-        built.world.time(),
+        built.simulation.time(),
         total_ms,
         total_ms / args.steps.max(1) as f64
     );
-    for (i, b) in built.world.bodies().iter().enumerate().skip(1) {
+    for (i, h) in built.handles.iter().enumerate().skip(1) {
+        let b = built.simulation.body(*h).expect("scene bodies are never removed");
         let p = b.mesh_pose().translation;
         println!(
             "  {:<16} at ({:.4}, {:.4}, {:.4}), speed {:.4} m/s",

@@ -108,6 +108,10 @@ pub struct RigidBody {
     pub angular_velocity: DVec3,
     /// Contact material.
     pub material: Material,
+    /// A sleeping dynamic body is not simulated: it acts as static (no gravity, no integration,
+    /// infinite mass) until woken (see `crate::sleeping`).
+    #[serde(default)]
+    pub sleeping: bool,
     mass: f64,
     inv_mass: f64,
     inertia_local: DMat3,
@@ -133,6 +137,7 @@ impl RigidBody {
             linear_velocity: DVec3::ZERO,
             angular_velocity: DVec3::ZERO,
             material: Material::default(),
+            sleeping: false,
             mass: f64::INFINITY,
             inv_mass: 0.0,
             inertia_local: DMat3::ZERO,
@@ -185,6 +190,7 @@ impl RigidBody {
             linear_velocity: DVec3::ZERO,
             angular_velocity: DVec3::ZERO,
             material: Material::default(),
+            sleeping: false,
             mass: props.mass,
             inv_mass: 1.0 / props.mass,
             inertia_local: i,
@@ -206,9 +212,9 @@ impl RigidBody {
         self
     }
 
-    /// Whether contacts and gravity move it.
+    /// Whether contacts and gravity move it: dynamic and awake.
     pub fn is_dynamic(&self) -> bool {
-        self.kind == BodyKind::Dynamic
+        self.kind == BodyKind::Dynamic && !self.sleeping
     }
 
     /// Mass (infinite for static and kinematic bodies).

@@ -486,6 +486,8 @@ pub struct VolumePart {
     pub angular: DVec3,
     /// Reference point: the part's downward-facing area centroid projected onto the plane.
     pub point: DVec3,
+    /// Its quadrant around the cap centroid, `0..4` (stable while the cut stays put).
+    pub quadrant: u8,
 }
 
 /// Keeps the part of the convex polygon `poly` where `dist ≥ 0` (Sutherland–Hodgman).
@@ -567,6 +569,7 @@ pub fn volume_below_plane_split(
             linear: lin[q],
             angular: moment[q] + (p - point).cross(lin[q]),
             point,
+            quadrant: q as u8,
         });
     }
     Some(parts)

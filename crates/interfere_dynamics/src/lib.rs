@@ -1,10 +1,12 @@
 //! # interfere_dynamics
 //!
-//! The rigid-body core of Interfere, with no Bevy: mass properties of closed meshes
-//! ([`mass`]), rigid bodies ([`body`]), contacts and contact sources ([`contact`]),
-//! mesh–mesh volume contacts ([`mesh_volume`]), a
-//! sequential-impulse solver with friction, restitution, volume contacts and post-stabilization
-//! ([`solver`]) and the fixed-step world ([`world`]).
+//! The rigid-body side of Interfere, with no Bevy and no GPU: the whole physics step that the
+//! Bevy plugin, scene files and `interfere simulate` share ([`Simulation`]): bodies with
+//! colliders ([`collider`]), the broad phase ([`broad_phase`]), the replaceable contact stage
+//! ([`stage`]: narrow phase in [`narrow_phase`], volume contacts in [`volume_stage`]), the
+//! sequential-impulse solver with volume contacts ([`solver`]) over the core [`World`], and
+//! sleeping ([`sleeping`]). Mass properties of closed meshes are in [`mass`], the analytic
+//! contact sources the solver is tested with in [`contact`], scene files in [`scene`].
 //!
 //! The contact response follows Lin–Manocha 1996 §5 (an impulse per contact) and the volume
 //! contacts of Wang–Faure–Pai 2012 §2.2 and §7 (Signorini constraints on the intersection
@@ -13,25 +15,46 @@
 
 pub mod bench;
 pub mod body;
+pub mod broad_phase;
+pub mod collider;
 pub mod contact;
+pub mod latent;
 pub mod mass;
 pub mod mesh_volume;
+pub mod narrow_phase;
+pub mod parallel;
 pub mod scene;
+pub mod simulation;
+#[cfg(test)]
+mod simulation_tests;
+pub mod sleeping;
 pub mod solver;
+pub mod stage;
+pub mod stats;
+pub mod volume_stage;
 pub mod world;
 
 pub use bench::bench_boxes;
 pub use body::{BodyError, BodyKind, Material, RigidBody};
+pub use collider::{Collider, CollisionLayers, HalfSpace, MeshShape, Shape};
 pub use contact::{
     BodyId, ContactSource, Contacts, HalfSpaceSource, HalfSpaceVolumeSource, Plane, PointContact,
     SphereSource, VolumeContact, VolumePart, volume_below_plane, volume_below_plane_split,
 };
 pub use mass::{MassError, MassProperties, mass_properties, mass_properties_of_surface};
 pub use mesh_volume::{
-    AdaptiveSample, AdaptiveSampling, ContactSampling, MeshSpacing, MeshVolumePart,
-    MeshVolumeSource, MeshVolumeStats, overlap_box_volume, split_adaptive_volume,
-    split_mesh_volume,
+    AdaptiveSample, AdaptiveSampling, MeshSpacing, MeshVolumePart, overlap_box_volume,
+    split_adaptive_volume, split_mesh_volume,
 };
+pub use narrow_phase::CpuNarrowPhase;
 pub use scene::{AdaptiveSpec, BuiltScene, Scene, SceneError};
+pub use simulation::{BodyHandle, CollisionEvent, Simulation, SimulationError, SimulationSettings};
+pub use sleeping::SleepSettings;
 pub use solver::{Solver, SolverSettings};
+pub use stage::{
+    ContactSettings, ContactStage, CpuContacts, InterferingPair, NarrowPhase, PairContact,
+    StageError, StageInput, StageOutput, StageReport, VolumeMethod, VolumeStage,
+};
+pub use stats::StepStats;
+pub use volume_stage::CpuVolumeStage;
 pub use world::{World, WorldError, WorldSettings};

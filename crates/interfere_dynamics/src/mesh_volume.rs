@@ -1,17 +1,14 @@
-//! Mesh–mesh volume contacts: [`MeshVolumeSource`] turns the sampled intersection volume of two
-//! closed meshes and its gradient (Wang–Faure–Pai 2012 §2.2, Eq. 1 and 2, computed by
-//! [`interfere_geometry::UniformVolume`]) into the [`VolumeContact`]s of the volume-based contact
-//! response of §7 (Signorini constraints on `V` solved with impulses and post-stabilization).
+//! Mesh–mesh volume contacts from ray-sampled volumes: the intersection volume of two closed
+//! meshes and its gradient (Wang–Faure–Pai 2012 §2.2, Eq. 1 and 2, computed by
+//! [`interfere_geometry::UniformVolume`] or [`interfere_geometry::AdaptiveVolume`]) turned into
+//! the [`crate::VolumeContact`]s of the volume-based contact response of §7 (Signorini
+//! constraints on `V` solved with impulses and post-stabilization). The volume stage
+//! ([`crate::volume_stage`]) calls these per interfering pair.
 //!
-//! Per call:
-//! 1. **Broad phase.** The world AABB of every registered mesh (its mesh-frame box's eight
-//!    corners mapped by [`RigidBody::mesh_pose`], rounded outward to `f32`) goes into a
-//!    [`SweepAndPrune`]; its overlapping pairs, ordered by registration index `(i, j)`, `i < j`,
-//!    are the candidates. Pairs on one body and pairs with no dynamic body are skipped.
-//! 2. **Volume.** Mesh `i` is A, mesh `j` is B. The volume is sampled with
-//!    [`Sampling::Spacing`] on a lattice fixed in A's frame (smooth under motion); the spacing is
-//!    [`MeshSpacing::Relative`] times the smaller of the two meshes' sizes (the shortest edge of
-//!    its mesh-frame AABB) by default.
+//! 1. **Sampling.** Mesh A's frame holds the lattice: [`interfere_geometry::Sampling::Spacing`]
+//!    lines, the spacing [`MeshSpacing::Relative`] times the smaller of the two meshes' sizes (the
+//!    shortest edge of its mesh-frame AABB) by default, so the lattice is smooth under motion.
+//! 2. **Adaptive** sampling instead ([`AdaptiveSampling`], see item 6).
 //! 3. **Gradient.** Each interval endpoint on B's surface (a [`SurfacePoint`] with `on_b`) along
 //!    axis `k`, pixel area `w`, contributes `g = w sign(n_k) e_k` to `∂V/∂x_b`: its barycentric
 //!    shares of B's vertex gradients sum to it, and the hit point is the barycentric mean of the
@@ -33,7 +30,7 @@
 //!    (a lattice line inside a 0.1 mm layer counts its whole length). With `G ≈ 0` (a deep,
 //!    symmetric overlap) the plain mean is used.
 //!
-//! 6. **Adaptive sampling** ([`ContactSampling::Adaptive`], Wang–Faure–Pai 2012 §3–5 through
+//! 6. **Adaptive sampling** ([`crate::VolumeMethod::Adaptive`], Wang–Faure–Pai 2012 §3–5 through
 //!    [`interfere_geometry::AdaptiveVolume`]): one ray per tile of an EBPI-driven tiling, so a
 //!    small feature (an edge, a bump) inside a large contact gets rays that a uniform lattice
 //!    of the same budget misses. Each endpoint then stands for its own tile, of area
@@ -52,13 +49,11 @@
 //!
 //! Everything runs in a fixed order, so the same bodies give bit-identical contacts.
 
-use crate::body::RigidBody;
-use crate::contact::{BodyId, ContactSource, Contacts, VolumeContact};
 use interfere_geometry::glam::DVec3;
 use interfere_geometry::volume::SurfacePoint;
 use interfere_geometry::{
-    Aabb, AdaptiveOptions, AdaptiveVolume, BalancedTree, DPose, ProxyId, Sampling, Solid,
-    SweepAndPrune, Tolerance, UniformOptions, UniformVolume, VolumeError, VolumeResult,
+    AdaptiveOptions, AdaptiveVolume, BalancedTree, DPose, Solid, Tolerance, VolumeError,
+    VolumeResult,
 };
 
 /// How the sampling lattice spacing of a pair is chosen.
@@ -83,11 +78,11 @@ impl Default for MeshSpacing {
 ///
 /// The paper's sampler is driven by a volume tolerance; a contact source needs a bounded cost per
 /// step. So each pair's query starts at `tolerance`, and while its tiling needs more than
-/// `ray_budget` rays (capped by [`MeshVolumeSource::max_rays`]) the tolerance is loosened
+/// `ray_budget` rays (capped by [`crate::ContactSettings::max_rays_per_pair`]) the tolerance is loosened
 /// (a secant search on the planned ray count, at most [`AdaptiveSampling::MAX_LOOSENINGS`]
 /// plans, aiming at ¾ of the budget and accepting from ½), so the rays go where the edge error
-/// bounds are largest. A pair that does not fit is skipped (counted in
-/// [`MeshVolumeStats::pairs_failed`]).
+/// bounds are largest. A pair that does not fit is refused (no contact; counted in
+/// [`crate::StepStats::pairs_refused`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdaptiveSampling {
     /// Volume error tolerance asked for first.
@@ -324,69 +319,6 @@ impl Default for AdaptiveSampling {
     }
 }
 
-/// How a pair's intersection volume is sampled for contacts.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub enum ContactSampling {
-    /// A uniform lattice of lines fixed in A's frame (§2.2), spacing from [`MeshSpacing`].
-    #[default]
-    Uniform,
-    /// Adaptive EBPI sampling (§3–5): one ray per tile, the tiles chosen from the error bounds
-    /// of the edges inside the overlap box.
-    Adaptive(AdaptiveSampling),
-}
-
-impl ContactSampling {
-    /// The split of a pair's result sampled this way: [`split_mesh_volume`] for a uniform
-    /// result, [`split_adaptive_volume`] for an adaptive one; `pose` is the pose of the frame
-    /// the result is in ([`AdaptiveSample::frame_pose`]).
-    pub fn split(
-        &self,
-        result: &VolumeResult,
-        pose: &DPose,
-    ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
-        match self {
-            ContactSampling::Uniform => split_mesh_volume(result, pose),
-            ContactSampling::Adaptive(_) => split_adaptive_volume(result, pose),
-        }
-    }
-}
-
-/// Counters of the last [`ContactSource::contacts`] call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MeshVolumeStats {
-    /// Broad-phase pairs handed to the volume query.
-    pub pairs_tested: usize,
-    /// Pairs with a positive volume and gradient (that emitted contacts).
-    pub pairs_touching: usize,
-    /// Pairs skipped because the volume query refused them (bad spacing, too many rays).
-    pub pairs_failed: usize,
-    /// Lines cast over all pairs.
-    pub rays: usize,
-    /// Adaptive sampling: pairs whose tolerance was loosened to fit the ray budget.
-    pub pairs_loosened: usize,
-}
-
-#[derive(Clone, Debug)]
-struct Entry {
-    body: BodyId,
-    solid: Solid,
-    tree: BalancedTree,
-    /// Mesh-frame AABB corners.
-    lo: DVec3,
-    hi: DVec3,
-    proxy: Option<ProxyId>,
-}
-
-impl Entry {
-    fn size(&self) -> f64 {
-        (self.hi - self.lo).min_element()
-    }
-
-    fn world_aabb(&self, pose: &DPose) -> Option<Aabb> {
-        Aabb::of_placed_box(self.lo, self.hi, pose)
-    }
-}
-
 /// One part of a split mesh–mesh volume contact (world space); see the module documentation.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MeshVolumePart {
@@ -581,230 +513,11 @@ fn split_weighted(
     ))
 }
 
-/// Volume contacts between registered closed meshes (see the module documentation).
-#[derive(Clone, Debug)]
-pub struct MeshVolumeSource {
-    entries: Vec<Entry>,
-    sap: SweepAndPrune,
-    /// Entry index of each SAP proxy slot.
-    owner: Vec<usize>,
-    /// Lattice spacing rule.
-    pub spacing: MeshSpacing,
-    /// Refuse (skip) pairs whose sampling needs more lines than this.
-    pub max_rays: u64,
-    /// Uniform (the default) or adaptive sampling.
-    pub sampling: ContactSampling,
-    stats: MeshVolumeStats,
-    pairs: Vec<(usize, usize)>,
-}
-
-impl Default for MeshVolumeSource {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl MeshVolumeSource {
-    /// An empty source with the default spacing (an eighth of the smaller mesh size) and at most
-    /// 2¹⁸ lines per pair.
-    pub fn new() -> Self {
-        Self {
-            entries: Vec::new(),
-            sap: SweepAndPrune::new(),
-            owner: Vec::new(),
-            spacing: MeshSpacing::default(),
-            max_rays: 1 << 18,
-            sampling: ContactSampling::Uniform,
-            stats: MeshVolumeStats::default(),
-            pairs: Vec::new(),
-        }
-    }
-
-    /// Registers `solid` (in the body's mesh frame) as a shape of `body` and builds its tree
-    /// once. Returns the mesh's index (its order in the pairs: the lower index is A).
-    pub fn add_mesh(&mut self, body: BodyId, solid: &Solid) -> usize {
-        let aabb = solid.aabb();
-        self.entries.push(Entry {
-            body,
-            solid: solid.clone(),
-            tree: BalancedTree::build(solid),
-            lo: aabb.min.as_dvec3(),
-            hi: aabb.max.as_dvec3(),
-            proxy: None,
-        });
-        self.entries.len() - 1
-    }
-
-    /// Number of registered meshes.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether no mesh is registered.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Counters of the last call.
-    pub fn stats(&self) -> MeshVolumeStats {
-        self.stats
-    }
-
-    /// The spacing used for meshes `i` and `j`, or `None` if one does not exist or the rule
-    /// gives no finite positive spacing.
-    pub fn spacing_for(&self, i: usize, j: usize) -> Option<f64> {
-        let (a, b) = (self.entries.get(i)?, self.entries.get(j)?);
-        let h = match self.spacing {
-            MeshSpacing::Relative(f) => f * a.size().min(b.size()),
-            MeshSpacing::Absolute(h) => h,
-        };
-        (h.is_finite() && h > 0.0).then_some(h)
-    }
-
-    fn update_broad_phase(&mut self, bodies: &[RigidBody]) {
-        for (i, e) in self.entries.iter_mut().enumerate() {
-            let Some(aabb) = bodies
-                .get(e.body)
-                .and_then(|b| e.world_aabb(&b.mesh_pose()))
-            else {
-                continue;
-            };
-            match e.proxy {
-                Some(id) => {
-                    // A live proxy with a valid box: cannot fail.
-                    let _ = self.sap.set_aabb(id, aabb);
-                }
-                None => {
-                    if let Ok(id) = self.sap.insert(aabb) {
-                        let slot = id.index();
-                        if self.owner.len() <= slot {
-                            self.owner.resize(slot + 1, usize::MAX);
-                        }
-                        self.owner[slot] = i;
-                        e.proxy = Some(id);
-                    }
-                }
-            }
-        }
-        self.sap.update();
-        self.pairs.clear();
-        for (p, q) in self.sap.pairs() {
-            let (Some(&i), Some(&j)) = (self.owner.get(p.index()), self.owner.get(q.index()))
-            else {
-                continue;
-            };
-            if i < self.entries.len() && j < self.entries.len() && i != j {
-                self.pairs.push((i.min(j), i.max(j)));
-            }
-        }
-        self.pairs.sort_unstable();
-    }
-
-    /// The volume query of meshes `i` (A) and `j` (B) at the bodies' current poses, with points,
-    /// the pose of the frame it is in (A's, or B's for an adaptive query that ran in B's frame:
-    /// see [`AdaptiveSample`]), and whether an adaptive tolerance was loosened to fit the ray
-    /// budget.
-    fn query(
-        &self,
-        bodies: &[RigidBody],
-        i: usize,
-        j: usize,
-    ) -> Option<(VolumeResult, DPose, bool)> {
-        let (ea, eb) = (&self.entries[i], &self.entries[j]);
-        let (ba, bb) = (bodies.get(ea.body)?, bodies.get(eb.body)?);
-        let pa = ba.mesh_pose();
-        let b_to_a = pa.inverse().mul(&bb.mesh_pose());
-        // The trees are moved into the query object; cloning them is a copy of a few arrays,
-        // small next to the ray casts.
-        let (ta, tb) = (ea.tree.clone(), eb.tree.clone());
-        let (r, loosened) = match self.sampling {
-            ContactSampling::Uniform => {
-                let h = self.spacing_for(i, j)?;
-                let opts = UniformOptions {
-                    sampling: Sampling::Spacing(h),
-                    centre: DVec3::ZERO,
-                    collect_points: true,
-                    max_rays: self.max_rays,
-                };
-                let r = UniformVolume::with_trees(&ea.solid, ta, &eb.solid, tb)
-                    .ok()?
-                    .compute(&b_to_a, &opts)
-                    .ok()?;
-                (r, false)
-            }
-            ContactSampling::Adaptive(a) => {
-                let s = a
-                    .sample_pair(&ea.solid, ta, &eb.solid, tb, &b_to_a, self.max_rays)
-                    .ok()?;
-                let pose = s.frame_pose(pa, bb.mesh_pose());
-                return Some((s.result, pose, s.loosened));
-            }
-        };
-        Some((r, pa, loosened))
-    }
-
-    /// The split contact of meshes `i` and `j` at the bodies' current poses, as
-    /// [`split_mesh_volume`] gives it; `None` for unknown meshes or bodies, a refused query or no
-    /// overlap.
-    #[allow(clippy::type_complexity)]
-    pub fn pair_contact(
-        &self,
-        bodies: &[RigidBody],
-        i: usize,
-        j: usize,
-    ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
-        if i >= self.entries.len() || j >= self.entries.len() {
-            return None;
-        }
-        let (r, pa, _) = self.query(bodies, i, j)?;
-        self.sampling.split(&r, &pa)
-    }
-}
-
-impl ContactSource for MeshVolumeSource {
-    fn contacts(&mut self, bodies: &[RigidBody], out: &mut Contacts) {
-        self.stats = MeshVolumeStats::default();
-        self.update_broad_phase(bodies);
-        for idx in 0..self.pairs.len() {
-            let (i, j) = self.pairs[idx];
-            let (body_a, body_b) = (self.entries[i].body, self.entries[j].body);
-            let (Some(ba), Some(bb)) = (bodies.get(body_a), bodies.get(body_b)) else {
-                continue;
-            };
-            if body_a == body_b || !(ba.is_dynamic() || bb.is_dynamic()) {
-                continue;
-            }
-            self.stats.pairs_tested += 1;
-            let Some((r, pa, loosened)) = self.query(bodies, i, j) else {
-                self.stats.pairs_failed += 1;
-                continue;
-            };
-            self.stats.rays += r.ray_count;
-            self.stats.pairs_loosened += usize::from(loosened);
-            let Some((_, _, _, _, parts)) = self.sampling.split(&r, &pa) else {
-                continue;
-            };
-            self.stats.pairs_touching += 1;
-            for part in &parts {
-                out.volumes.push(VolumeContact {
-                    body_a,
-                    body_b,
-                    volume: part.volume,
-                    point: part.point,
-                    linear: part.linear,
-                    angular: part.angular,
-                    feature: ((i as u64) << 34) ^ ((j as u64) << 4) ^ part.quadrant as u64,
-                });
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mass::mass_properties;
     use interfere_geometry::glam::{DMat3, DQuat, Vec3};
+    use interfere_geometry::{Sampling, UniformOptions, UniformVolume};
     use interfere_geometry::shapes::{cuboid, icosphere, torus};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -888,129 +601,5 @@ mod tests {
             checked += 1;
         }
         assert!(checked > 15, "{checked}");
-    }
-
-    fn body(solid: &Solid, at: DVec3, dynamic: bool) -> RigidBody {
-        if dynamic {
-            let props = mass_properties(solid, 100.0).unwrap();
-            RigidBody::dynamic(&props, at, DQuat::IDENTITY).unwrap()
-        } else {
-            RigidBody::fixed(at, DQuat::IDENTITY).unwrap()
-        }
-    }
-
-    /// Oracle for the broad phase: the pairs tested are exactly the brute-force overlapping
-    /// world-AABB pairs with a dynamic body, over random scenes and moves.
-    #[test]
-    fn broad_phase_matches_brute_force() {
-        let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let solid = icosphere(0.3, 0);
-        let mut src = MeshVolumeSource::new();
-        let mut bodies = Vec::new();
-        for i in 0..12 {
-            bodies.push(body(&solid, DVec3::ZERO, i % 4 != 0));
-            src.add_mesh(i, &solid);
-        }
-        src.spacing = MeshSpacing::Absolute(0.2);
-        for _ in 0..20 {
-            for b in &mut bodies {
-                let (t, q) = random_pose(&mut rng, 1.5);
-                b.position = t;
-                b.orientation = q;
-            }
-            let mut out = Contacts::default();
-            src.contacts(&bodies, &mut out);
-            let mut expected = 0;
-            for i in 0..12 {
-                for j in i + 1..12 {
-                    let (ei, ej) = (&src.entries[i], &src.entries[j]);
-                    let a = ei.world_aabb(&bodies[i].mesh_pose()).unwrap();
-                    let b = ej.world_aabb(&bodies[j].mesh_pose()).unwrap();
-                    if a.overlaps(&b) && (bodies[i].is_dynamic() || bodies[j].is_dynamic()) {
-                        expected += 1;
-                    }
-                }
-            }
-            assert_eq!(src.stats().pairs_tested, expected);
-            assert_eq!(src.stats().pairs_failed, 0);
-            for c in &out.volumes {
-                assert!(c.volume > 0.0 && c.linear.is_finite() && c.angular.is_finite());
-                assert!(c.body_a < c.body_b);
-            }
-        }
-    }
-
-    #[test]
-    fn bad_input_and_skipped_pairs() {
-        let solid = cuboid(Vec3::splat(0.5));
-        // Static–static overlap: skipped.
-        let mut src = MeshVolumeSource::new();
-        src.add_mesh(0, &solid);
-        src.add_mesh(1, &solid);
-        let bodies = [
-            body(&solid, DVec3::ZERO, false),
-            body(&solid, DVec3::new(0.2, 0.0, 0.0), false),
-        ];
-        let mut out = Contacts::default();
-        src.contacts(&bodies, &mut out);
-        assert!(out.is_empty() && src.stats().pairs_tested == 0);
-        // Missing bodies: nothing, no panic.
-        src.contacts(&[], &mut out);
-        assert!(out.is_empty());
-        assert!(src.pair_contact(&bodies, 0, 7).is_none());
-        // Bad spacing and too many rays: the pair is refused and counted.
-        let bodies = [
-            body(&solid, DVec3::ZERO, false),
-            body(&solid, DVec3::new(0.2, 0.0, 0.0), true),
-        ];
-        for (spacing, max_rays) in [
-            (MeshSpacing::Absolute(f64::NAN), 1 << 20),
-            (MeshSpacing::Relative(-1.0), 1 << 20),
-            (MeshSpacing::Absolute(1e-4), 1000),
-        ] {
-            src.spacing = spacing;
-            src.max_rays = max_rays;
-            src.contacts(&bodies, &mut out);
-            assert!(out.is_empty());
-            assert_eq!(src.stats().pairs_failed, 1);
-        }
-        // Two meshes on one body never collide with each other.
-        let mut src = MeshVolumeSource::new();
-        src.add_mesh(0, &solid);
-        src.add_mesh(0, &solid);
-        src.contacts(&[body(&solid, DVec3::ZERO, true)], &mut out);
-        assert!(out.is_empty());
-        // A small box sunk 0.1 into a big one's top face: four parts of equal share, the exact
-        // slab volume (the lattice resolves the 0.5 × 0.5 footprint exactly) and distinct features.
-        let small = cuboid(Vec3::splat(0.25));
-        let mut src = MeshVolumeSource::new();
-        src.add_mesh(0, &solid);
-        src.add_mesh(1, &small);
-        let bodies = [
-            body(&solid, DVec3::ZERO, false),
-            body(&small, DVec3::new(0.0, 0.0, 0.65), true),
-        ];
-        src.contacts(&bodies, &mut out);
-        assert_eq!(out.volumes.len(), 4);
-        let v: f64 = out.volumes.iter().map(|c| c.volume).sum();
-        assert!((v - 0.025).abs() < 1e-9, "{v}");
-        for c in &out.volumes {
-            assert!((c.volume - 0.025 / 4.0).abs() < 1e-9);
-            // Each quadrant's bottom quarter, plus its share of the submerged side walls (whose
-            // horizontal parts cancel over the four quadrants).
-            assert!((c.linear.z + 0.0625).abs() < 1e-9, "{}", c.linear);
-            let s = out.volumes[0].linear;
-            assert!((c.linear.x.abs() - s.x.abs()).abs() < 1e-12);
-            assert!((c.linear.y.abs() - s.y.abs()).abs() < 1e-12);
-        }
-        let total: DVec3 = out.volumes.iter().map(|c| c.linear).sum();
-        assert!(
-            (total - DVec3::new(0.0, 0.0, -0.25)).length() < 1e-9,
-            "{total}"
-        );
-        let mut f: Vec<u64> = out.volumes.iter().map(|c| c.feature).collect();
-        f.sort_unstable();
-        f.dedup();
-        assert_eq!(f.len(), 4);
     }
 }

@@ -1,16 +1,20 @@
 //! Scene files: bodies, meshes (from a file or a generator), materials, initial state and the
 //! world's settings, as JSON (format documented in `assets/scenes/README.md`). A scene builds a
-//! [`World`] plus the contact sources its shapes need; `interfere simulate` runs it headless.
+//! [`Simulation`] (the same one the Bevy plugin steps); `interfere simulate` runs it headless.
 //!
 //! Malformed scenes give a [`SceneError`] that names the field (serde reports the JSON path's
 //! field and line), the body, or the mesh file at fault.
 
 use crate::body::{BodyError, Material, RigidBody};
-use crate::contact::{BodyId, HalfSpaceSource, Plane};
-use crate::mass::{MassError, mass_properties};
-use crate::mesh_volume::{AdaptiveSampling, ContactSampling, MeshSpacing, MeshVolumeSource};
+use crate::collider::{Collider, HalfSpace, MeshShape};
+use crate::mass::MassError;
+use crate::mesh_volume::{AdaptiveSampling, MeshSpacing};
+use crate::simulation::{BodyHandle, Simulation, SimulationSettings};
+use crate::sleeping::SleepSettings;
 use crate::solver::SolverSettings;
-use crate::world::{World, WorldError, WorldSettings};
+use crate::stage::{ContactSettings, VolumeMethod};
+use crate::world::{WorldError, WorldSettings};
+use std::sync::Arc;
 use glam::{DQuat, DVec3, Vec3};
 use interfere_geometry::threads::{ThreadSpec, bolt, nut};
 use interfere_geometry::{MeshOptions, Solid, Tolerance, io, shapes};
@@ -106,7 +110,10 @@ pub struct Scene {
     /// §3–5; `volume_spacing` is then unused). Default: uniform.
     #[serde(default)]
     pub adaptive_sampling: Option<AdaptiveSpec>,
-    /// Static ground planes.
+    /// Sleeping (default [`SleepSettings::default`], as in the plugin).
+    #[serde(default)]
+    pub sleep: Option<SleepSettings>,
+    /// Static ground planes (half-spaces: exact volume contact with every body).
     #[serde(default)]
     pub planes: Vec<PlaneSpec>,
     /// The bodies.
@@ -136,7 +143,7 @@ fn default_ebpi_resolution() -> u32 {
 }
 
 impl AdaptiveSpec {
-    fn sampling(&self) -> Result<ContactSampling, SceneError> {
+    fn sampling(&self) -> Result<AdaptiveSampling, SceneError> {
         let world_invalid = |field: &'static str, reason: String| SceneError::Invalid {
             body: "world".into(),
             field,
@@ -161,11 +168,11 @@ impl AdaptiveSpec {
                 format!("{} is not in 1..=4096", self.finest_resolution),
             ));
         }
-        Ok(ContactSampling::Adaptive(AdaptiveSampling {
+        Ok(AdaptiveSampling {
             tolerance: Tolerance::Relative(t),
             finest_resolution: self.finest_resolution,
             ray_budget: self.ray_budget,
-        }))
+        })
     }
 }
 
@@ -179,7 +186,7 @@ fn default_substeps() -> u32 {
     4
 }
 
-/// A static plane: bodies' mesh vertices collide with it.
+/// A static plane: the solid half-space below it collides with every body by exact volume.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlaneSpec {
@@ -343,17 +350,14 @@ fn default_clearance() -> f32 {
     0.05
 }
 
-/// A scene ready to step: the world, its contact source and the bodies' names and meshes.
+/// A scene ready to step: the simulation, and the bodies' names and handles.
 pub struct BuiltScene {
-    /// The world.
-    pub world: World,
-    /// Contacts: every body's mesh vertices against the scene's planes (point contacts), and
-    /// every pair of body meshes by intersection volume (volume contacts).
-    pub source: (HalfSpaceSource, MeshVolumeSource),
-    /// Body names, by [`BodyId`].
+    /// The simulation (a static `ground` body carrying the scene's planes comes first).
+    pub simulation: Simulation,
+    /// Body names, by [`crate::BodyId`] (the ground first).
     pub names: Vec<String>,
-    /// Each body's closed mesh, in its mesh frame, by [`BodyId`].
-    pub solids: Vec<Solid>,
+    /// Each body's handle, by [`crate::BodyId`].
+    pub handles: Vec<BodyHandle>,
 }
 
 impl Scene {
@@ -383,7 +387,58 @@ impl Scene {
         })
     }
 
-    /// Builds the world and contact sources.
+    /// The simulation settings the scene asks for (world, contacts, sleeping).
+    pub fn settings(&self) -> Result<SimulationSettings, SceneError> {
+        let world_invalid = |field, reason: String| SceneError::Invalid {
+            body: "world".into(),
+            field,
+            reason,
+        };
+        if !self.gravity.iter().all(|g| g.is_finite()) {
+            return Err(world_invalid("gravity", "must be finite".into()));
+        }
+        let mut contact = ContactSettings::default();
+        let mut spacing = MeshSpacing::default();
+        if let Some(h) = self.volume_spacing {
+            if !(h.is_finite() && h > 0.0) {
+                return Err(world_invalid("volume_spacing", format!("{h} is not > 0")));
+            }
+            spacing = MeshSpacing::Absolute(h);
+        }
+        contact.volume = VolumeMethod::Uniform { spacing };
+        if let Some(n) = self.max_rays_per_pair {
+            if n == 0 {
+                return Err(world_invalid("max_rays_per_pair", "must be > 0".into()));
+            }
+            contact.max_rays_per_pair = n;
+        }
+        if let Some(a) = &self.adaptive_sampling {
+            contact.volume = VolumeMethod::Adaptive(a.sampling()?);
+        }
+        let sleep = self.sleep.unwrap_or_default();
+        if !(sleep.linear_threshold >= 0.0
+            && sleep.angular_threshold >= 0.0
+            && sleep.time_to_sleep >= 0.0)
+        {
+            return Err(world_invalid(
+                "sleep",
+                format!("thresholds and time_to_sleep must be >= 0 (got {sleep:?})"),
+            ));
+        }
+        let world = WorldSettings {
+            gravity: DVec3::from_array(self.gravity),
+            dt: self.dt,
+            substeps: self.substeps,
+            solver: self.solver,
+        };
+        Ok(SimulationSettings {
+            world,
+            contact,
+            sleep,
+        })
+    }
+
+    /// Builds the simulation.
     pub fn build(&self) -> Result<BuiltScene, SceneError> {
         let world_invalid = |field, reason: String| SceneError::Invalid {
             body: "world".into(),
@@ -396,73 +451,84 @@ impl Scene {
                 "the scene has no bodies: nothing to simulate".into(),
             ));
         }
-        if !self.gravity.iter().all(|g| g.is_finite()) {
-            return Err(world_invalid("gravity", "must be finite".into()));
-        }
-        let mut world = World::new(WorldSettings {
-            gravity: DVec3::from_array(self.gravity),
-            dt: self.dt,
-            substeps: self.substeps,
-            solver: self.solver,
-        })?;
-        let mut source = HalfSpaceSource::new(0.0);
-        let mut meshes = MeshVolumeSource::new();
-        if let Some(h) = self.volume_spacing {
-            if !(h.is_finite() && h > 0.0) {
-                return Err(world_invalid("volume_spacing", format!("{h} is not > 0")));
-            }
-            meshes.spacing = MeshSpacing::Absolute(h);
-        }
-        if let Some(n) = self.max_rays_per_pair {
-            if n == 0 {
-                return Err(world_invalid("max_rays_per_pair", "must be > 0".into()));
-            }
-            meshes.max_rays = n;
-        }
-        if let Some(a) = &self.adaptive_sampling {
-            meshes.sampling = a.sampling()?;
-        }
+        let mut simulation = Simulation::new(self.settings()?)?;
         let mut names = Vec::new();
-        let mut solids = Vec::new();
-        let ground = world.add_body(RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).map_err(
-            |source| SceneError::Body {
+        let mut handles = Vec::new();
+        let ground_body = RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).map_err(|source| {
+            SceneError::Body {
                 body: "ground".into(),
                 source,
-            },
-        )?);
-        names.push("ground".to_string());
-        solids.push(shapes::cuboid(Vec3::splat(1e-3)));
+            }
+        })?;
+        let mut halves = Vec::with_capacity(self.planes.len());
         for p in &self.planes {
             let normal = DVec3::from_array(p.normal);
-            let plane =
-                Plane::new(ground, normal, DVec3::from_array(p.point)).ok_or_else(|| {
+            halves.push(
+                HalfSpace::new(normal, DVec3::from_array(p.point)).ok_or_else(|| {
                     world_invalid("planes.normal", format!("{normal} is not a usable normal"))
-                })?;
-            source.add_plane(plane);
+                })?,
+            );
+        }
+        // The ground carries the first plane; each further plane is a static body of its own
+        // (a body has one collider).
+        let ground = insert(
+            &mut simulation,
+            "ground",
+            ground_body.clone(),
+            halves.first().map(|h| Collider::half_space(*h)),
+        )?;
+        names.push("ground".to_string());
+        handles.push(ground);
+        for (k, h) in halves.iter().enumerate().skip(1) {
+            let name = format!("plane {k}");
+            let h = insert(
+                &mut simulation,
+                &name,
+                ground_body.clone(),
+                Some(Collider::half_space(*h)),
+            )?;
+            names.push(name);
+            handles.push(h);
         }
         for spec in &self.bodies {
-            let (id, solid) = build_body(&mut world, spec)?;
-            source.add_mesh(id, &solid);
-            meshes.add_mesh(id, &solid);
+            let (body, collider) = build_body(spec)?;
+            handles.push(insert(&mut simulation, &spec.name, body, Some(collider))?);
             names.push(spec.name.clone());
-            solids.push(solid);
         }
         Ok(BuiltScene {
-            world,
-            source: (source, meshes),
+            simulation,
             names,
-            solids,
+            handles,
         })
     }
 }
 
-fn build_body(world: &mut World, spec: &BodySpec) -> Result<(BodyId, Solid), SceneError> {
+fn insert(
+    simulation: &mut Simulation,
+    name: &str,
+    body: RigidBody,
+    collider: Option<Collider>,
+) -> Result<BodyHandle, SceneError> {
+    simulation
+        .insert(body, collider)
+        .map_err(|e| SceneError::Invalid {
+            body: name.to_string(),
+            field: "state",
+            reason: e.to_string(),
+        })
+}
+
+fn build_body(spec: &BodySpec) -> Result<(RigidBody, Collider), SceneError> {
     let invalid = |field, reason: String| SceneError::Invalid {
         body: spec.name.clone(),
         field,
         reason,
     };
     let solid = build_shape(spec)?;
+    let shape = Arc::new(MeshShape::new(solid).map_err(|source| SceneError::Mass {
+        body: spec.name.clone(),
+        source,
+    })?);
     let q = DQuat::from_array(spec.orientation);
     if !(q.is_finite() && q.length() > 1e-9) {
         return Err(invalid(
@@ -498,12 +564,7 @@ fn build_body(world: &mut World, spec: &BodySpec) -> Result<(BodyId, Solid), Sce
             if !(spec.density.is_finite() && spec.density > 0.0) {
                 return Err(invalid("density", format!("{} is not > 0", spec.density)));
             }
-            let props =
-                mass_properties(&solid, spec.density).map_err(|source| SceneError::Mass {
-                    body: spec.name.clone(),
-                    source,
-                })?;
-            RigidBody::dynamic(&props, position, q).map_err(body_err)?
+            RigidBody::dynamic(&shape.mass_at(spec.density), position, q).map_err(body_err)?
         }
     };
     let body = body
@@ -512,7 +573,7 @@ fn build_body(world: &mut World, spec: &BodySpec) -> Result<(BodyId, Solid), Sce
             DVec3::from_array(spec.velocity),
             DVec3::from_array(spec.angular_velocity),
         );
-    Ok((world.add_body(body), solid))
+    Ok((body, Collider::mesh(shape)))
 }
 
 fn build_shape(spec: &BodySpec) -> Result<Solid, SceneError> {
@@ -680,9 +741,9 @@ mod tests {
         let scene = Scene::from_json(DROP, Path::new("drop.json")).unwrap();
         let mut built = scene.build().unwrap();
         for _ in 0..180 {
-            built.world.step(&mut built.source);
+            built.simulation.step();
         }
-        let b = built.world.body(1).unwrap();
+        let b = &built.simulation.bodies()[1];
         assert!((b.position.z - 0.5).abs() < 5e-3, "{}", b.position);
         assert!(b.linear_velocity.length() < 1e-2, "{}", b.linear_velocity);
         assert_eq!(built.names, ["ground", "box"]);
@@ -703,14 +764,14 @@ mod tests {
             .build()
             .unwrap();
         for _ in 0..150 {
-            built.world.step(&mut built.source);
+            built.simulation.step();
         }
-        let b = built.world.body(2).unwrap();
+        let b = &built.simulation.bodies()[2];
         // Top of the table at z = 0.5, box half height 0.25: centre at 0.75 (within the
         // volume slop and a few mm of sampling).
         assert!((b.position.z - 0.75).abs() < 5e-3, "{}", b.position);
         assert!(b.linear_velocity.length() < 1e-2, "{}", b.linear_velocity);
-        assert!(!built.world.last_contacts().volumes.is_empty());
+        assert!(!built.simulation.world().last_contacts().volumes.is_empty());
     }
 
     #[test]
@@ -748,7 +809,7 @@ mod tests {
                 let built = Scene::load(&path)
                     .and_then(|s| s.build())
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                assert!(built.world.bodies().len() >= 2, "{}", path.display());
+                assert!(built.simulation.len() >= 2, "{}", path.display());
                 names.push(path.file_name().unwrap().to_string_lossy().into_owned());
             }
         }
@@ -779,8 +840,8 @@ mod tests {
         };
         let built = build(r#"{ "ray_budget": 512 }"#).expect("valid adaptive sampling");
         assert_eq!(
-            built.source.1.sampling,
-            ContactSampling::Adaptive(AdaptiveSampling {
+            built.simulation.settings().contact.volume,
+            VolumeMethod::Adaptive(AdaptiveSampling {
                 tolerance: Tolerance::Relative(1e-4),
                 finest_resolution: 64,
                 ray_budget: 512,
@@ -816,7 +877,10 @@ mod tests {
             let text = format!(r#"{{ "bodies": [ {{ "name": "p", "shape": {shape} }} ] }}"#);
             Scene::from_json(&text, Path::new("t.json"))
                 .and_then(|s| s.build())
-                .map(|b| b.solids[1].triangle_count())
+                .map(|b| {
+                    let c = b.simulation.colliders()[1].as_ref().unwrap();
+                    c.shape.mesh().unwrap().solid().triangle_count()
+                })
         };
         let thread = r#"{ "major_diameter": 10, "pitch": 1.5, "columns": 16 }"#;
         let n = build(&format!(

@@ -12,7 +12,10 @@
 //! - Volume contacts (Wang–Faure–Pai 2012 §2.2 and §7, "impulse-based method with
 //!   post-stabilization"): with `J = ∂V/∂q` (both bodies, angular part about each centre of
 //!   mass), the impulse `−Jᵀλ`, `λ ≥ 0`, enforces `J v ≤ 0` while `V > 0`; friction acts at the
-//!   contact point orthogonally to the linear gradient, clamped by `μ |∂V/∂x| λ`.
+//!   contact point orthogonally to the linear gradient, clamped by `μ |∂V/∂x| λ`. A contact
+//!   with `V ≤ 0` (found earlier in the step, its bodies separated since: see `crate::latent`) is
+//!   speculative: it enforces `V + h J v ≤ 0`, so the bodies may close the gap but not overlap
+//!   again within the substep.
 //! - Post-stabilization: after the positions are advanced, a projection with pseudo-impulses
 //!   (displacements `Δq = M⁻¹Jᵀδ`, `δ ≥ 0`, Gauss–Seidel on the linearized constraints) removes
 //!   the remaining penetration `depth − h uₙ` beyond a slop, and the remaining volume
@@ -203,6 +206,11 @@ impl Solver {
         }
     }
 
+    /// Forgets the warm-start impulses of body `id` (it was removed; its id may be reused).
+    pub(crate) fn forget_body(&mut self, id: BodyId) {
+        self.cache.retain(|k, _| k.0 != id && k.1 != id);
+    }
+
     /// Number of constraints built in the last step.
     pub fn constraint_count(&self) -> usize {
         self.constraints.len()
@@ -291,7 +299,6 @@ impl Solver {
             let (ia, ib) = (c.body_a, c.body_b);
             if !(valid(ia, ib)
                 && c.volume.is_finite()
-                && c.volume > 0.0
                 && c.linear.is_finite()
                 && c.angular.is_finite()
                 && c.point.is_finite())
@@ -330,7 +337,10 @@ impl Solver {
                 tangents,
                 tangent_dirs: [t1, t2],
                 normal_scale: glen,
-                target: 0.0,
+                // A speculative contact (V < 0, a contact found earlier in the step whose bodies
+                // have since separated) lets the volume grow back to zero within the substep
+                // and no further: `V + h J v ≤ 0`, i.e. a separation rate of at least `V / h`.
+                target: c.volume.min(0.0) / h,
                 mu,
                 lambda: 0.0,
                 lambda_t: [0.0; 2],

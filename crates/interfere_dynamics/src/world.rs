@@ -63,6 +63,19 @@ impl Default for WorldSettings {
     }
 }
 
+fn validate(settings: &WorldSettings) -> Result<(), WorldError> {
+    if !(settings.dt.is_finite() && settings.dt > 0.0 && settings.substeps > 0) {
+        return Err(WorldError::BadTimestep {
+            dt: settings.dt,
+            substeps: settings.substeps,
+        });
+    }
+    if !settings.gravity.is_finite() {
+        return Err(WorldError::BadGravity);
+    }
+    Ok(())
+}
+
 /// Bodies plus the state the solver carries between steps.
 #[derive(Clone, Debug)]
 pub struct World {
@@ -78,15 +91,7 @@ pub struct World {
 impl World {
     /// An empty world.
     pub fn new(settings: WorldSettings) -> Result<Self, WorldError> {
-        if !(settings.dt.is_finite() && settings.dt > 0.0 && settings.substeps > 0) {
-            return Err(WorldError::BadTimestep {
-                dt: settings.dt,
-                substeps: settings.substeps,
-            });
-        }
-        if !settings.gravity.is_finite() {
-            return Err(WorldError::BadGravity);
-        }
+        validate(&settings)?;
         Ok(Self {
             bodies: Vec::new(),
             settings,
@@ -101,6 +106,26 @@ impl World {
     /// The settings.
     pub fn settings(&self) -> &WorldSettings {
         &self.settings
+    }
+
+    /// Changes the settings, keeping the bodies and the solver's warm-start cache.
+    pub fn set_settings(&mut self, settings: WorldSettings) -> Result<(), WorldError> {
+        validate(&settings)?;
+        self.settings = settings;
+        self.solver.settings = settings.solver;
+        Ok(())
+    }
+
+    /// Replaces body `id` (no effect for an unknown id).
+    pub(crate) fn replace_body(&mut self, id: BodyId, body: RigidBody) {
+        if let Some(b) = self.bodies.get_mut(id) {
+            *b = body;
+        }
+    }
+
+    /// Drops what the solver remembers of body `id` (it was removed).
+    pub(crate) fn forget_body(&mut self, id: BodyId) {
+        self.solver.forget_body(id);
     }
 
     /// Adds a body; its id is its index.
@@ -148,7 +173,7 @@ impl World {
     pub fn potential_energy(&self) -> f64 {
         self.bodies
             .iter()
-            .filter(|b| b.is_dynamic())
+            .filter(|b| b.kind == crate::body::BodyKind::Dynamic)
             .map(|b| -b.mass() * self.settings.gravity.dot(b.position))
             .sum()
     }

@@ -1,0 +1,263 @@
+//! Colliders of a [`crate::Simulation`]: what a body collides with, prepared once.
+//!
+//! - [`MeshShape`]: a closed triangle mesh ([`Solid`]) with the hierarchies its queries need, built
+//!   when the shape is made (the OBBTree of Gottschalk–Lin–Manocha for the exact narrow phase,
+//!   the Greß–Zachmann balanced AABB tree for ray sampling), its local bounding box and its mass
+//!   properties at unit density. It is shared (`Arc`) between bodies and with GPU jobs, and
+//!   carries an [`MeshShape::id`] unique in the process, so device-side caches can key on it.
+//! - [`HalfSpace`]: an infinite solid below a plane fixed in its body's frame (a ground), whose
+//!   volume contact with a mesh is exact (Wang–Faure–Pai 2012 §2.2 with the analytic half-space,
+//!   [`crate::volume_below_plane_split`]).
+//!
+//! Making a mesh shape is the expensive part of adding a body (the trees): do it off the hot
+//! path (the Bevy plugin does it on a task pool) and share the `Arc`.
+
+use crate::mass::{MassError, MassProperties, mass_properties};
+use interfere_geometry::glam::DVec3;
+use interfere_geometry::{Aabb, Collider as MeshQueries, DPose, Solid};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static NEXT_SHAPE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A closed triangle mesh prepared for collision: the solid, its hierarchies, local box and mass
+/// properties at unit density.
+pub struct MeshShape {
+    id: u64,
+    queries: MeshQueries,
+    unit_mass: MassProperties,
+    lo: DVec3,
+    hi: DVec3,
+}
+
+impl std::fmt::Debug for MeshShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MeshShape")
+            .field("id", &self.id)
+            .field("triangles", &self.solid().triangle_count())
+            .field("volume", &self.unit_mass.volume)
+            .finish()
+    }
+}
+
+impl MeshShape {
+    /// Prepares `solid`: mass properties at unit density and both hierarchies (built now, not in
+    /// the middle of a step). Fails when the solid encloses no positive volume.
+    pub fn new(solid: Solid) -> Result<Self, MassError> {
+        let unit_mass = mass_properties(&solid, 1.0)?;
+        let aabb = solid.aabb();
+        let queries = MeshQueries::new(solid.into_mesh());
+        queries.obb_tree();
+        queries.balanced_tree();
+        Ok(Self {
+            id: NEXT_SHAPE_ID.fetch_add(1, Ordering::Relaxed),
+            queries,
+            unit_mass,
+            lo: aabb.min.as_dvec3(),
+            hi: aabb.max.as_dvec3(),
+        })
+    }
+
+    /// A process-wide unique id (device caches key on it).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The closed solid, in the body's mesh frame.
+    pub fn solid(&self) -> &Solid {
+        self.queries
+            .solid()
+            .expect("MeshShape is only built from a Solid, which stays closed")
+    }
+
+    /// The interference queries (trees, exact pair tests).
+    pub fn queries(&self) -> &MeshQueries {
+        &self.queries
+    }
+
+    /// Volume, centre of mass and inertia at unit density.
+    pub fn unit_mass(&self) -> &MassProperties {
+        &self.unit_mass
+    }
+
+    /// Mass properties at `density`.
+    pub fn mass_at(&self, density: f64) -> MassProperties {
+        let u = &self.unit_mass;
+        MassProperties {
+            volume: u.volume,
+            mass: u.volume * density,
+            center_of_mass: u.center_of_mass,
+            inertia: u.inertia * density,
+        }
+    }
+
+    /// The local bounding box `(min, max)`.
+    pub fn local_box(&self) -> (DVec3, DVec3) {
+        (self.lo, self.hi)
+    }
+
+    /// The smallest side of the local box (the scale relative ray spacings refer to).
+    pub fn size(&self) -> f64 {
+        (self.hi - self.lo).min_element()
+    }
+
+    /// The world box under the mesh pose `pose`, rounded outward to `f32`.
+    pub fn world_aabb(&self, pose: &DPose) -> Option<Aabb> {
+        Aabb::of_placed_box(self.lo, self.hi, pose)
+    }
+}
+
+/// The solid below the plane `normal · x = offset` of its body's mesh frame (`normal` unit,
+/// pointing out of the solid).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HalfSpace {
+    /// Outward unit normal, mesh frame.
+    pub normal: DVec3,
+    /// Offset along the normal, mesh frame.
+    pub offset: f64,
+}
+
+impl HalfSpace {
+    /// The half-space below the plane through `point` with outward `normal` (normalized here);
+    /// `None` for a zero or non-finite normal or point.
+    pub fn new(normal: DVec3, point: DVec3) -> Option<Self> {
+        let n = normal.try_normalize()?;
+        point.is_finite().then(|| Self {
+            normal: n,
+            offset: n.dot(point),
+        })
+    }
+
+    /// The plane in world space under the mesh pose `pose`: `(normal, offset)`.
+    pub fn world(&self, pose: &DPose) -> (DVec3, f64) {
+        let n = pose.transform_vector(self.normal);
+        let p = pose.transform_dpoint(self.normal * self.offset);
+        (n, n.dot(p))
+    }
+}
+
+/// What a body collides with.
+#[derive(Clone, Debug)]
+pub enum Shape {
+    /// A closed triangle mesh.
+    Mesh(Arc<MeshShape>),
+    /// An infinite half-space (for static or kinematic bodies: it has no mass).
+    HalfSpace(HalfSpace),
+}
+
+impl Shape {
+    /// The mesh, if this is one.
+    pub fn mesh(&self) -> Option<&Arc<MeshShape>> {
+        match self {
+            Shape::Mesh(m) => Some(m),
+            Shape::HalfSpace(_) => None,
+        }
+    }
+
+    /// Mass properties at `density`; `None` for shapes without a finite volume.
+    pub fn mass_at(&self, density: f64) -> Option<MassProperties> {
+        match self {
+            Shape::Mesh(m) => Some(m.mass_at(density)),
+            Shape::HalfSpace(_) => None,
+        }
+    }
+}
+
+/// Which collision groups a collider belongs to and which it collides with (as avian's and
+/// Rapier's collision groups): two colliders interact when each one's `memberships` meet the
+/// other's `filters`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CollisionLayers {
+    /// The groups this collider is in (bit `k` is group `k`).
+    pub memberships: u32,
+    /// The groups it collides with.
+    pub filters: u32,
+}
+
+impl CollisionLayers {
+    /// In every group, colliding with every group (the default).
+    pub const ALL: Self = Self {
+        memberships: u32::MAX,
+        filters: u32::MAX,
+    };
+    /// In no group, colliding with nothing.
+    pub const NONE: Self = Self {
+        memberships: 0,
+        filters: 0,
+    };
+
+    /// Layers from the two masks.
+    pub const fn new(memberships: u32, filters: u32) -> Self {
+        Self {
+            memberships,
+            filters,
+        }
+    }
+
+    /// Whether colliders with these layers and `other` interact.
+    pub const fn interacts_with(&self, other: &Self) -> bool {
+        self.memberships & other.filters != 0 && other.memberships & self.filters != 0
+    }
+}
+
+impl Default for CollisionLayers {
+    fn default() -> Self {
+        Self::ALL
+    }
+}
+
+/// A body's collider.
+#[derive(Clone, Debug)]
+pub struct Collider {
+    /// The shape, in the body's mesh frame.
+    pub shape: Shape,
+    /// Collision groups (default: everything with everything).
+    pub layers: CollisionLayers,
+    /// A sensor reports interference and intersection volume but exerts no force.
+    pub sensor: bool,
+}
+
+impl Collider {
+    /// A collider of a prepared mesh.
+    pub fn mesh(shape: Arc<MeshShape>) -> Self {
+        Self::from_shape(Shape::Mesh(shape))
+    }
+
+    /// A half-space collider.
+    pub fn half_space(half_space: HalfSpace) -> Self {
+        Self::from_shape(Shape::HalfSpace(half_space))
+    }
+
+    /// A solid (non-sensor) collider of `shape` in every layer.
+    pub fn from_shape(shape: Shape) -> Self {
+        Self {
+            shape,
+            layers: CollisionLayers::ALL,
+            sensor: false,
+        }
+    }
+
+    /// Sets the collision layers.
+    pub fn with_layers(mut self, layers: CollisionLayers) -> Self {
+        self.layers = layers;
+        self
+    }
+
+    /// Makes it a sensor (or not).
+    pub fn with_sensor(mut self, sensor: bool) -> Self {
+        self.sensor = sensor;
+        self
+    }
+}
+
+impl From<Arc<MeshShape>> for Collider {
+    fn from(shape: Arc<MeshShape>) -> Self {
+        Self::mesh(shape)
+    }
+}
+
+impl From<HalfSpace> for Collider {
+    fn from(h: HalfSpace) -> Self {
+        Self::half_space(h)
+    }
+}

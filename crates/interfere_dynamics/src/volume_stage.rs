@@ -1,0 +1,217 @@
+//! The CPU volume stage: the intersection volume of every interfering pair and its gradient,
+//! split into the volume contacts the solver takes (Wang–Faure–Pai 2012 §2.2 and §7).
+//!
+//! - Mesh–mesh, [`VolumeMethod::Uniform`]: uniform ray sampling on a lattice fixed in A's frame
+//!   (`interfere_geometry::UniformVolume`), split by [`crate::split_mesh_volume`].
+//! - Mesh–mesh, [`VolumeMethod::Adaptive`]: EBPI sampling within a ray budget
+//!   ([`crate::AdaptiveSampling::sample_pair`]), split by [`crate::split_adaptive_volume`].
+//! - Mesh–half-space: the exact volume of the mesh below the plane and its exact gradient,
+//!   split into quadrants ([`crate::volume_below_plane_split`]).
+//!
+//! Each part becomes a [`VolumeContact`] with a feature key stable while the pair and the
+//! quadrant stay the same (warm starting). Pairs run on every core, assembled in pair order.
+
+use crate::collider::{HalfSpace, MeshShape, Shape};
+use crate::contact::{BodyId, VolumeContact, volume_below_plane, volume_below_plane_split};
+use crate::mesh_volume::{MeshSpacing, MeshVolumePart, split_adaptive_volume, split_mesh_volume};
+use crate::parallel::par_map_with;
+use crate::stage::{InterferingPair, PairContact, StageInput, VolumeMethod, VolumeStage};
+use interfere_geometry::glam::DVec3;
+use interfere_geometry::{DPose, Sampling, UniformOptions, UniformVolume, VolumeResult};
+
+/// The CPU volume stage (see the module documentation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuVolumeStage;
+
+impl VolumeStage for CpuVolumeStage {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn contacts(
+        &mut self,
+        input: &StageInput<'_>,
+        pairs: Vec<InterferingPair>,
+        out: &mut Vec<PairContact>,
+    ) -> usize {
+        let contacts = par_map_with(input.settings.thread_count(), &pairs, |p| {
+            pair_contact(input, p.clone())
+        });
+        let rays = contacts.iter().map(|c| c.rays).sum();
+        out.extend(contacts);
+        rays
+    }
+}
+
+/// The feature key of part `quadrant` of region `region` of pair `(a, b)` (warm starting).
+pub fn feature_key(a: BodyId, b: BodyId, region: usize, quadrant: u8) -> u64 {
+    ((a as u64) << 40) ^ ((b as u64) << 12) ^ ((region as u64) << 2) ^ quadrant as u64
+}
+
+/// The contact of one interfering pair at the bodies' current states, on the CPU.
+pub fn pair_contact(input: &StageInput<'_>, p: InterferingPair) -> PairContact {
+    let (a, b) = (p.a, p.b);
+    let mut c = PairContact::touching(p, input.bodies, input.step);
+    match (input.shape(a), input.shape(b)) {
+        (Some(Shape::Mesh(_)), Some(Shape::Mesh(_))) => mesh_mesh(input, &mut c),
+        (Some(Shape::HalfSpace(h)), Some(Shape::Mesh(m))) => half_space(input, &mut c, a, h, m),
+        (Some(Shape::Mesh(m)), Some(Shape::HalfSpace(h))) => half_space(input, &mut c, b, h, m),
+        _ => {}
+    }
+    c
+}
+
+/// Fills `c` from a split (volume, `∂V/∂x_b`, `∂V/∂θ_b` about the centroid, centroid, parts).
+pub fn fill_from_split(
+    c: &mut PairContact,
+    split: Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)>,
+) {
+    let Some((volume, linear, angular, point, parts)) = split else {
+        return;
+    };
+    c.volume = volume;
+    c.linear = linear;
+    c.angular = angular;
+    c.point = point;
+    c.parts = parts
+        .iter()
+        .map(|part| VolumeContact {
+            body_a: c.a,
+            body_b: c.b,
+            volume: part.volume,
+            point: part.point,
+            linear: part.linear,
+            angular: part.angular,
+            feature: feature_key(c.a, c.b, 0, part.quadrant),
+        })
+        .collect();
+}
+
+/// The lattice spacing of a uniform query of `a` and `b`.
+pub fn spacing_for(spacing: MeshSpacing, a: &MeshShape, b: &MeshShape) -> f64 {
+    match spacing {
+        MeshSpacing::Relative(f) => f * a.size().min(b.size()),
+        MeshSpacing::Absolute(h) => h,
+    }
+}
+
+/// The uniform query options of a pair.
+pub fn uniform_options(spacing: f64, max_rays: u64) -> UniformOptions {
+    UniformOptions {
+        sampling: Sampling::Spacing(spacing),
+        centre: DVec3::ZERO,
+        collect_points: true,
+        max_rays,
+    }
+}
+
+/// The ray-sampled volume of mesh pair `(a, b)` at the bodies' current states with `method`
+/// (uniform, or adaptive), with its surface points, and the pose of the frame it is in (A's
+/// mesh pose; B's for an adaptive query that ran in B's frame, see
+/// [`crate::AdaptiveSample`]). `None` unless both bodies carry meshes; `Err` when the query is
+/// refused (too many rays, bad spacing). The debug drawing recasts pairs with this.
+pub fn sampled_volume(
+    input: &StageInput<'_>,
+    a: BodyId,
+    b: BodyId,
+    method: VolumeMethod,
+) -> Option<(Result<VolumeResult, String>, DPose)> {
+    let (ma, mb, pa, b_to_a) = input.mesh_pair(a, b)?;
+    let max_rays = input.settings.max_rays_per_pair;
+    let (tree_a, tree_b) = (
+        ma.queries().balanced_tree().clone(),
+        mb.queries().balanced_tree().clone(),
+    );
+    Some(match method {
+        VolumeMethod::Uniform { spacing } => {
+            let opts = uniform_options(spacing_for(spacing, ma, mb), max_rays);
+            let r = UniformVolume::with_trees(ma.solid(), tree_a, mb.solid(), tree_b)
+                .and_then(|uv| uv.compute(&b_to_a, &opts))
+                .map_err(|e| e.to_string());
+            (r, pa)
+        }
+        VolumeMethod::Adaptive(adaptive) => {
+            match adaptive.sample_pair(ma.solid(), tree_a, mb.solid(), tree_b, &b_to_a, max_rays)
+            {
+                Ok(s) => {
+                    let pb = input.bodies[b].mesh_pose();
+                    let frame = s.frame_pose(pa, pb);
+                    (Ok(s.result), frame)
+                }
+                Err(e) => (Err(e.to_string()), pa),
+            }
+        }
+    })
+}
+
+fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
+    let method = input.settings.volume;
+    let Some((result, frame)) = sampled_volume(input, c.a, c.b, method) else {
+        return;
+    };
+    match result {
+        Ok(r) => {
+            c.rays = r.ray_count;
+            let split = match method {
+                VolumeMethod::Uniform { .. } => split_mesh_volume(&r, &frame),
+                VolumeMethod::Adaptive(_) => split_adaptive_volume(&r, &frame),
+            };
+            fill_from_split(c, split);
+        }
+        Err(e) => c.refused = Some(e),
+    }
+}
+
+/// Mesh body `m` against half-space body `h` (either may be `c.a`).
+///
+/// The pair's volume and gradient are the exact ones below the plane. The solver's parts are
+/// computed below the plane raised by the speculative margin
+/// ([`crate::narrow_phase::plane_margin`]), each with its volume corrected back to the real plane
+/// to first order (`V_q − δ · cap area_q`): a quadrant that is not yet in contact gets a
+/// speculative part (negative volume), so a face landing or resting on the plane has its four
+/// constraints in every substep.
+fn half_space(input: &StageInput<'_>, c: &mut PairContact, h: BodyId, half: &HalfSpace, m: &MeshShape) {
+    let mesh_body = if h == c.a { c.b } else { c.a };
+    let (Some(hb), Some(mb)) = (input.bodies.get(h), input.bodies.get(mesh_body)) else {
+        return;
+    };
+    let (n, offset) = half.world(&hb.mesh_pose());
+    let pose = mb.mesh_pose();
+    let solid = m.solid();
+    let world: Vec<DVec3> = solid
+        .vertices()
+        .iter()
+        .map(|v| pose.transform_point(*v))
+        .collect();
+    // The split's gradients are with respect to the mesh's motion; b's gradient is minus a's.
+    let sign = if mesh_body == c.b { 1.0 } else { -1.0 };
+    if let Some((volume, linear, angular, point)) =
+        volume_below_plane(&world, solid.triangles(), n, offset)
+    {
+        c.volume = volume;
+        c.linear = sign * linear;
+        c.angular = sign * angular;
+        c.point = point;
+    }
+    let delta = crate::narrow_phase::plane_margin(mb, m, input.dt);
+    let Some(parts) = volume_below_plane_split(&world, solid.triangles(), n, offset + delta) else {
+        return;
+    };
+    c.parts = parts
+        .iter()
+        .map(|part| {
+            let cap = (-n.dot(part.linear)).max(0.0);
+            let point = part.point - n * delta;
+            VolumeContact {
+                body_a: c.a,
+                body_b: c.b,
+                volume: part.volume - delta * cap,
+                point,
+                linear: sign * part.linear,
+                // About the lowered point: τ' = τ + (p − p') × g.
+                angular: sign * (part.angular + (n * delta).cross(part.linear)),
+                feature: feature_key(c.a, c.b, 0, part.quadrant),
+            }
+        })
+        .collect();
+}
