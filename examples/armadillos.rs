@@ -42,7 +42,8 @@ struct Armadillo(usize);
 
 #[derive(Resource)]
 struct Scene {
-    solid: Solid,
+    /// Shared by every armadillo: prepared once.
+    solid: std::sync::Arc<Solid>,
     count: usize,
 }
 
@@ -107,7 +108,7 @@ fn setup(
             RigidBody::Dynamic,
             Mesh3d(mesh.clone()),
             MeshMaterial3d(materials.add(colours[i % colours.len()])),
-            Collider::solid(scene.solid.clone()),
+            Collider::shared_solid(scene.solid.clone()),
             Friction::new(0.6),
             Transform::from_translation(position).with_rotation(rotation),
         ));
@@ -171,7 +172,10 @@ fn main() {
     let triangles = solid.triangles().len();
     let mut app = support::base_app(&args, "Interfere: armadillos", HZ);
     app.insert_resource(backend)
-        .insert_resource(Scene { solid, count })
+        .insert_resource(Scene {
+            solid: std::sync::Arc::new(solid),
+            count,
+        })
         .init_resource::<support::StageLog>()
         .init_resource::<ArmadilloLog>()
         .add_plugins(InterferePlugins)
@@ -179,7 +183,9 @@ fn main() {
         .add_systems(FixedLast, (support::log_stages, log_armadillo_contacts));
     {
         let mut settings = app.world_mut().resource_mut::<PhysicsSettings>();
-        settings.volume_spacing_absolute = Some(spacing);
+        settings.volume = VolumeMethod::Uniform {
+            spacing: MeshSpacing::Absolute(f64::from(spacing)),
+        };
     }
     support::run(app, &args, move |world| {
         let mut q = world.query_filtered::<&Transform, With<Armadillo>>();
@@ -198,8 +204,7 @@ fn main() {
             "armadillos": count,
             "triangles_each": triangles,
             "volume_ray_spacing_m": spacing,
-            "backend_requested": backend.name(),
-            "backends_used": log.backends_used(),
+            "backend": log.backend_report(),
             "steps": log.total_ms.len(),
             "first_step_ms": log.total_ms.first(),
             "step_ms_after_the_first": support::summary(log.total_ms.get(1..).unwrap_or_default()),

@@ -105,7 +105,7 @@ const _: () = {
 /// The box kinds (mesh, normal material, collider solid) and how many boxes are still to come.
 #[derive(Resource)]
 struct Spawner {
-    kinds: Vec<(Handle<Mesh>, Handle<StandardMaterial>, Solid)>,
+    kinds: Vec<(Handle<Mesh>, Handle<StandardMaterial>, std::sync::Arc<Solid>)>,
     left: usize,
     spawned: usize,
     steps: u32,
@@ -153,7 +153,6 @@ struct StepLog {
     moving: Vec<f64>,
     spawned: Vec<usize>,
     backends: Vec<&'static str>,
-    volume_on_gpu: usize,
 }
 
 fn setup(
@@ -223,7 +222,7 @@ fn setup(
             (
                 meshes.add(bevy_mesh_from_trimesh(&solid, Shading::Flat)),
                 materials.add(colour),
-                solid,
+                std::sync::Arc::new(solid),
             )
         })
         .collect();
@@ -286,7 +285,7 @@ fn spawn_layer(mut commands: Commands, mut spawner: ResMut<Spawner>, config: Res
             RigidBody::Dynamic,
             Mesh3d(mesh),
             MeshMaterial3d(material),
-            Collider::solid(solid),
+            Collider::shared_solid(solid),
             Friction::new(0.6),
             Transform::from_translation(position).with_rotation(rotation),
         ));
@@ -339,20 +338,19 @@ fn log_step(
     spawner: Res<Spawner>,
     boxes: Query<(&PileBox, &LinearVelocity, &AngularVelocity, Has<Sleeping>)>,
 ) {
-    log.broad_ms.push(stats.broad_phase_ms);
-    log.narrow_ms.push(stats.narrow_phase_ms);
+    log.broad_ms.push(stats.step.broad_phase_ms);
+    log.narrow_ms.push(stats.step.narrow_phase_ms);
     log.detection_ms
-        .push(stats.broad_phase_ms + stats.narrow_phase_ms);
-    log.volume_ms.push(stats.volume_ms);
-    log.solver_ms.push(stats.solver_ms);
+        .push(stats.step.broad_phase_ms + stats.step.narrow_phase_ms);
+    log.volume_ms.push(stats.step.volume_ms);
+    log.solver_ms.push(stats.step.solver_ms);
     log.total_ms.push(stats.total_ms());
-    if let Some(g) = stats.gpu_ms {
+    if let Some(g) = stats.step.gpu_ms {
         log.gpu_ms.push(g);
     }
-    log.broad_pairs.push(stats.candidate_pairs as f64);
-    log.interfering_pairs.push(stats.interfering_pairs as f64);
-    log.latency_pairs.push(stats.latency_pairs as f64);
-    log.volume_on_gpu += usize::from(stats.volume_on_gpu);
+    log.broad_pairs.push(stats.step.candidate_pairs as f64);
+    log.interfering_pairs.push(stats.step.interfering_pairs as f64);
+    log.latency_pairs.push(stats.step.latency_pairs as f64);
     let (mut red, mut resting, mut sleeping, mut moving, mut fastest) = (0, 0, 0, 0, 0.0f32);
     for (b, v, w, asleep) in &boxes {
         fastest = fastest.max(v.0.length());
@@ -420,10 +418,14 @@ fn main() {
         .insert_resource(SceneConfig { boxes, hz })
         .init_resource::<Interfering>()
         .init_resource::<StepLog>()
+        .init_resource::<support::StageLog>()
         .add_plugins(InterferePlugins)
         .add_systems(Startup, setup)
         .add_systems(FixedUpdate, spawn_layer)
-        .add_systems(FixedLast, (colour_interfering, log_step).chain());
+        .add_systems(
+            FixedLast,
+            (colour_interfering, log_step, support::log_stages).chain(),
+        );
     support::run(app, &args, |world| {
         // Final state: the lowest vertex against the floor top, the farthest against the walls'
         // inner faces, the fastest box.
@@ -440,7 +442,10 @@ fn main() {
         for (_, t, v, shape) in q.iter(world) {
             count += 1;
             fastest = fastest.max(v.0.length());
-            for p in shape.solid().vertices() {
+            let Some(solid) = shape.solid() else {
+                continue;
+            };
+            for p in solid.vertices() {
                 let w = t.transform_point(Vec3::from_array(p.to_array()));
                 below_floor = below_floor.max(FLOOR_TOP - w.y);
                 outside_walls = outside_walls.max(w.x.abs().max(w.z.abs()) - BIN_HALF);
@@ -463,8 +468,6 @@ fn main() {
             .map_or(0, |k| k + 1);
         let settled_at_s =
             (settled && calm_from < log.fastest.len()).then(|| (calm_from + 1) as f64 / hz);
-        let mut backends = log.backends.clone();
-        backends.dedup();
         let mut report = serde_json::json!({
             "scene": "box_pile",
             "boxes": count,
@@ -473,8 +476,7 @@ fn main() {
             "substeps": substeps,
             "velocity_iterations": iterations,
             "all_spawned": all_spawned,
-            "backend_requested": backend.name(),
-            "backends_used": backends,
+            "backend": world.resource::<support::StageLog>().backend_report(),
             "gpu_adapter": gpu_adapter,
             "steps": log.total_ms.len(),
             "simulated_s": log.total_ms.len() as f64 / hz,
@@ -485,7 +487,6 @@ fn main() {
             "volume_ms": summary(&log.volume_ms),
             "solver_ms": summary(&log.solver_ms),
             "step_ms": summary(&log.total_ms),
-            "volume_steps_on_gpu": log.volume_on_gpu,
             "broad_phase_pairs": summary(&log.broad_pairs),
             "interfering_pairs": summary(&log.interfering_pairs),
             "latency_pairs": summary(&log.latency_pairs),
@@ -500,6 +501,7 @@ fn main() {
             "settled_threshold_m_per_s": SETTLED_SPEED,
             "settled": settled,
             "settled_at_s": settled_at_s,
+            "all_criteria_met": all_spawned && settled && contained,
             "fastest_box_m_per_s": summary(&log.fastest),
             "moving_boxes": summary(&log.moving),
         });

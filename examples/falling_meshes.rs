@@ -25,6 +25,7 @@ use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
 use bevy_interfere::prelude::*;
 use bevy_interfere::{InterfereOverlayPlugin, OverlayState};
 use interfere_geometry::{Solid, shapes};
+use std::sync::Arc;
 use support::DemoArgs;
 
 #[derive(Resource)]
@@ -71,13 +72,14 @@ fn setup(
         Color::srgb(0.3, 0.75, 0.4),
         Color::srgb(0.8, 0.7, 0.25),
     ];
-    let kinds: Vec<(Handle<Mesh>, Handle<StandardMaterial>, Solid, &str)> = (0..4)
+    // One shared solid per kind: its collider is prepared once for all the bodies of the kind.
+    let kinds: Vec<(Handle<Mesh>, Handle<StandardMaterial>, Arc<Solid>, &str)> = (0..4)
         .map(|k| {
             let (solid, name) = shape(k);
             (
                 meshes.add(bevy_mesh_from_trimesh(&solid, Shading::Smooth)),
                 materials.add(colours[k]),
-                solid,
+                Arc::new(solid),
                 name,
             )
         })
@@ -102,7 +104,7 @@ fn setup(
             RigidBody::Dynamic,
             Mesh3d(mesh.clone()),
             MeshMaterial3d(material.clone()),
-            Collider::solid(solid.clone()),
+            Collider::shared_solid(solid.clone()),
             Friction::new(0.6),
             Transform::from_translation(position).with_rotation(Quat::from_euler(
                 EulerRot::XYZ,
@@ -179,8 +181,7 @@ fn main() {
         serde_json::json!({
             "scene": "falling_meshes",
             "bodies": dropped,
-            "backend_requested": backend.name(),
-            "backends_used": log.backends_used(),
+            "backend": log.backend_report(),
             "steps": log.total_ms.len(),
             "step": support::summary(&log.total_ms),
             "narrow_phase": support::summary(&log.narrow_ms),

@@ -138,14 +138,20 @@ fn main() {
     app.insert_resource(backend)
         .insert_resource(launch)
         .insert_resource(PhysicsSettings {
-            volume_spacing_absolute: Some(spacing),
+            volume: VolumeMethod::Uniform {
+                spacing: MeshSpacing::Absolute(f64::from(spacing)),
+            },
             substeps: 2,
+            ..default()
+        })
+        .insert_resource(bevy_interfere::GpuSettings {
             cinder_resolution: 512,
             ..default()
         })
+        .init_resource::<support::StageLog>()
         .add_plugins(InterferePlugins)
         .add_systems(Startup, setup)
-        .add_systems(FixedLast, watch);
+        .add_systems(FixedLast, (watch, support::log_stages));
     support::run(app, &args, |world| {
         let time = world.resource::<bevy_interfere::PhysicsWorld>().time();
         let mut q = world.query::<(&Wheel, &Transform)>();
@@ -169,13 +175,17 @@ fn main() {
         }
         let ratio = distance["convex"] / distance["concave"];
         out.insert("scene".into(), "ruina_wheels".into());
-        out.insert("backend".into(), backend.name().into());
+        out.insert(
+            "backend".into(),
+            world.resource::<support::StageLog>().backend_report(),
+        );
         out.insert("volume_ray_spacing_m".into(), spacing.into());
         out.insert("sagitta_m".into(), launch.sagitta.into());
         out.insert("launch_speed_m_per_s".into(), launch.speed.into());
         out.insert("simulated_s".into(), time.into());
         out.insert("convex_over_concave".into(), ratio.into());
         out.insert("convex_rolls_farther".into(), (ratio > 1.1).into());
+        out.insert("all_criteria_met".into(), (ratio > 1.1).into());
         serde_json::Value::Object(out)
     });
 }

@@ -45,7 +45,7 @@ mod support;
 use bevy::prelude::*;
 use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
 use bevy_interfere::prelude::*;
-use interfere_dynamics::{AdaptiveSampling, ContactSampling};
+use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
 use interfere_geometry::Tolerance;
 use interfere_geometry::shapes::cuboid;
 use support::DemoArgs;
@@ -193,7 +193,7 @@ fn watch(
             c.max_turn_deg = c.max_turn_deg.max(v.0.angle_between(Vec3::X).to_degrees());
         }
         c.trajectory.push([p.x, p.y, p.z, q.x, q.y, q.z, q.w]);
-        c.rays.push(stats.rays);
+        c.rays.push(stats.step.rays);
     }
 }
 
@@ -306,21 +306,25 @@ fn main() {
             })
             .unwrap_or_default()
     });
-    let volume_sampling = match mode {
-        Mode::Adaptive => ContactSampling::Adaptive(AdaptiveSampling {
+    let volume = match mode {
+        Mode::Adaptive => VolumeMethod::Adaptive(AdaptiveSampling {
             tolerance: Tolerance::Relative(1e-4),
             finest_resolution: 64,
             ray_budget: budget,
         }),
-        Mode::Uniform => ContactSampling::Uniform,
+        Mode::Uniform => VolumeMethod::Uniform {
+            spacing: MeshSpacing::Absolute(f64::from(spacing)),
+        },
     };
     let mut app = support::base_app(&args, "Interfere: a small obstacle", HZ);
     app.insert_resource(backend)
         .insert_resource(Scene { mode, speed, ghost })
         .insert_resource(PhysicsSettings {
-            volume_spacing_absolute: Some(spacing),
-            volume_sampling,
+            volume,
             substeps: 2,
+            ..default()
+        })
+        .insert_resource(bevy_interfere::GpuSettings {
             cinder_resolution: 512,
             ..default()
         })

@@ -271,6 +271,10 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
         eprintln!("the screenshot could not be captured");
         std::process::exit(1);
     }
+    if value.get("all_criteria_met") == Some(&serde_json::Value::Bool(false)) {
+        eprintln!("the demo's criteria were not met (see the report's \"criteria\")");
+        std::process::exit(1);
+    }
 }
 
 /// Per-step physics figures from [`bevy_interfere::PhysicsStats`] and the collision messages,
@@ -296,8 +300,14 @@ pub struct StageLog {
     pub started: usize,
     /// Collision-ended messages.
     pub ended: usize,
-    /// The backend of each step.
+    /// The backend asked for at each step.
     pub backends: Vec<&'static str>,
+    /// What actually ran the narrow phase and the volumes at each step (`narrow/volume`).
+    pub ran: Vec<String>,
+    /// CPU fallbacks of the asked backend, with their reasons (first of each kind).
+    pub fallbacks: Vec<String>,
+    /// Age in steps of the GPU answer used, on steps that used one.
+    pub latency_steps: Vec<f64>,
 }
 
 /// Records one fixed step into [`StageLog`].
@@ -307,26 +317,59 @@ pub fn log_stages(
     mut started: MessageReader<bevy_interfere::CollisionStarted>,
     mut ended: MessageReader<bevy_interfere::CollisionEnded>,
 ) {
+    let st = &stats.step;
     log.total_ms.push(stats.total_ms());
-    log.narrow_ms.push(stats.narrow_phase_ms);
-    log.volume_ms.push(stats.volume_ms);
-    log.solver_ms.push(stats.solver_ms);
-    log.rays.push(stats.rays as f64);
-    if let Some(g) = stats.gpu_ms {
+    log.narrow_ms.push(st.narrow_phase_ms);
+    log.volume_ms.push(st.volume_ms);
+    log.solver_ms.push(st.solver_ms);
+    log.rays.push(st.rays as f64);
+    if let Some(g) = st.gpu_ms {
         log.gpu_ms.push(g);
     }
-    log.max_interfering = log.max_interfering.max(stats.interfering_pairs);
+    if let Some(n) = st.latency_steps {
+        log.latency_steps.push(n as f64);
+    }
+    log.max_interfering = log.max_interfering.max(st.interfering_pairs);
     log.started += started.read().count();
     log.ended += ended.read().count();
     log.backends.push(stats.backend.name());
+    log.ran
+        .push(format!("{}/{}", st.narrow_backend, st.volume_backend));
+    if let Some(why) = &st.fallback
+        && !log.fallbacks.contains(why)
+    {
+        log.fallbacks.push(why.clone());
+    }
 }
 
 impl StageLog {
-    /// The backends used, in order, without repeats.
+    /// The backends asked for, in order, without repeats.
     pub fn backends_used(&self) -> Vec<&'static str> {
         let mut b = self.backends.clone();
         b.dedup();
         b
+    }
+
+    /// What actually ran the narrow phase and volumes (`narrow/volume`), in order, without
+    /// repeats.
+    pub fn stages_ran(&self) -> Vec<String> {
+        let mut r = self.ran.clone();
+        r.dedup();
+        r
+    }
+
+    /// The report's common "backend" section: asked, ran, fallbacks, GPU latency.
+    pub fn backend_report(&self) -> serde_json::Value {
+        let mean = |v: &[f64]| {
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        serde_json::json!({
+            "asked": self.backends_used(),
+            "ran": self.stages_ran(),
+            "fallbacks": self.fallbacks,
+            "gpu_latency_steps_mean": mean(&self.latency_steps),
+            "gpu_latency_steps_max": self.latency_steps.iter().copied().reduce(f64::max),
+        })
     }
 
     /// Mean and largest rays per step.
@@ -341,7 +384,10 @@ pub fn lowest_vertex<M: Component>(world: &mut World) -> f32 {
     let mut lowest = f32::INFINITY;
     let mut q = world.query_filtered::<(&Transform, &bevy_interfere::ColliderShape), With<M>>();
     for (t, shape) in q.iter(world) {
-        for v in shape.solid().vertices() {
+        let Some(solid) = shape.solid() else {
+            continue;
+        };
+        for v in solid.vertices() {
             lowest = lowest.min(t.transform_point(Vec3::from_array(v.to_array())).y);
         }
     }

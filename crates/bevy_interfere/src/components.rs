@@ -1,6 +1,6 @@
 //! The components a game puts on its entities: the body kind, velocities, mass and material.
 //!
-//! `Transform` is the source of truth for where a body is, in and out: the stepper reads it
+//! `Transform` is the source of truth for where a body is, in and out: the plugin reads it
 //! before every step (a transform changed by the game teleports the body) and writes it back
 //! after. The simulation itself keeps `f64` state between steps, so a body that nobody moves does
 //! not accumulate `f32` rounding.
@@ -73,7 +73,7 @@ impl Friction {
 }
 
 impl Default for Friction {
-    /// The stepper's default material (0.5).
+    /// The default material (0.5).
     fn default() -> Self {
         Friction::new(0.5)
     }
@@ -86,7 +86,7 @@ pub struct Restitution(pub f32);
 
 /// Present while a dynamic body sleeps: it is treated as static until something wakes it (a
 /// velocity or transform set by the game, removing this component, or contact with an awake
-/// body). Inserted by the stepper after [`crate::SleepSettings::time_to_sleep`] seconds below the
+/// body). Inserted by the plugin after `PhysicsSettings::sleep.time_to_sleep` seconds below the
 /// speed thresholds.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component, Debug, Default, PartialEq)]

@@ -5,19 +5,21 @@
 //! each line where both solids overlap, Eq. 1) and their sampling density (the pixel or EBPI
 //! tile each ray stands for, §3–5).
 //!
-//! The ray samples are not kept by the stepper (a step casts up to hundreds of thousands of
+//! The ray samples are not kept by the simulation (a step casts up to hundreds of thousands of
 //! rays and needs only their sums): while their switches are on, the drawing system casts the
 //! volume query of the first [`InterfereGizmos::sampled_pairs`] interfering pairs again, on the
-//! CPU, with the plugin's current [`PhysicsSettings`] (uniform spacing or adaptive budget), at
-//! the poses of the last step, so it draws the rays the volume stage used (with a GPU volume
-//! backend, those of its CPU twin). That costs about one volume stage for those pairs per
-//! frame, and only then.
+//! CPU, with the plugin's current [`PhysicsSettings`] (uniform spacing or adaptive budget; for an
+//! exact volume, a uniform lattice of the default spacing, to show where the overlap is), at the
+//! poses of the last step. That costs about one volume stage for those pairs per frame, and only
+//! then.
 //!
 //! Every drawing system runs only while the group is enabled, so the overlay costs nothing
 //! when it is off.
 
 use crate::settings::PhysicsSettings;
-use crate::stepper::{PhysicsWorld, volume_query};
+use crate::world::PhysicsWorld;
+use interfere_dynamics::volume_stage::sampled_volume;
+use interfere_dynamics::{Shape, VolumeMethod};
 use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
 use interfere_geometry::VolumeResult;
@@ -155,12 +157,19 @@ fn draw_samples(
     cfg: &InterfereGizmos,
     gizmos: &mut Gizmos<InterfereGizmos>,
 ) {
+    let sim = pw.simulation();
+    let input = sim.stage_input(&[]);
+    let method = match settings.volume {
+        m @ (VolumeMethod::Uniform { .. } | VolumeMethod::Adaptive(_)) => m,
+        #[allow(unreachable_patterns)]
+        _ => VolumeMethod::default(),
+    };
     let mut drawn: Vec<(interfere_geometry::DPose, Vec<RaySegment>)> = Vec::new();
-    for pair in pw.interfering.iter().take(cfg.sampled_pairs) {
-        let Some((Ok(result), pa)) = volume_query(pw, settings, pair) else {
+    for pair in sim.pair_contacts().iter().take(cfg.sampled_pairs) {
+        let Some((Ok(result), frame)) = sampled_volume(&input, pair.a, pair.b, method) else {
             continue;
         };
-        drawn.push((pa, ray_segments(&result)));
+        drawn.push((frame, ray_segments(&result)));
     }
     let sides = drawn
         .iter()
@@ -212,14 +221,14 @@ fn draw_debug(
     mut gizmos: Gizmos<InterfereGizmos>,
 ) {
     let cfg = gizmos.config_ext.clone();
+    let sim = pw.simulation();
     if (cfg.ray_samples || cfg.sample_density)
         && let Some(settings) = &settings
     {
         draw_samples(&pw, settings, &cfg, &mut gizmos);
     }
     if cfg.contacts || cfg.volume_gradients {
-        for c in &pw.contacts {
-            let k = &c.contact;
+        for k in sim.pair_contacts().iter().flat_map(|c| &c.parts) {
             let p = k.point.as_vec3();
             let g = k.linear;
             let glen = g.length();
@@ -238,19 +247,27 @@ fn draw_debug(
             }
         }
     }
+    let mesh = |i: usize| match sim.colliders().get(i).and_then(Option::as_ref) {
+        Some(c) => match &c.shape {
+            Shape::Mesh(m) => Some(m.clone()),
+            _ => None,
+        },
+        None => None,
+    };
     if cfg.interfering_triangles {
-        for pair in &pw.interfering {
+        for pair in sim.pair_contacts() {
             for &(ta, tb) in &pair.triangle_pairs {
                 for (body, t) in [(pair.a, ta), (pair.b, tb)] {
-                    let Some(shape) = &pw.slots[body].shape else {
+                    let Some(shape) = mesh(body) else {
                         continue;
                     };
-                    let pose = pw.pose(body);
-                    let Some(tri) = shape.solid.triangles().get(t as usize) else {
+                    let pose = sim.bodies()[body].mesh_pose();
+                    let solid = shape.solid();
+                    let Some(tri) = solid.triangles().get(t as usize) else {
                         continue;
                     };
                     let v = tri.map(|i| {
-                        pose.transform_point(shape.solid.vertices()[i as usize])
+                        pose.transform_point(solid.vertices()[i as usize])
                             .as_vec3()
                     });
                     gizmos.linestrip([v[0], v[1], v[2], v[0]], TRIANGLE);
@@ -259,9 +276,16 @@ fn draw_debug(
         }
     }
     if cfg.world_boxes {
-        let hit: Vec<usize> = pw.interfering.iter().flat_map(|p| [p.a, p.b]).collect();
-        for i in 0..pw.slots.len() {
-            if let Some(b) = pw.world_aabb(i) {
+        let hit: Vec<usize> = sim
+            .pair_contacts()
+            .iter()
+            .flat_map(|p| [p.a, p.b])
+            .collect();
+        for (i, body) in sim.bodies().iter().enumerate() {
+            let Some(shape) = mesh(i) else {
+                continue;
+            };
+            if let Some(b) = shape.world_aabb(&body.mesh_pose()) {
                 let (lo, hi) = (
                     Vec3::from_array(b.min.to_array()),
                     Vec3::from_array(b.max.to_array()),
@@ -275,13 +299,13 @@ fn draw_debug(
         }
     }
     if let Some(level) = cfg.tree_level {
-        for i in 0..pw.slots.len() {
-            let Some(shape) = &pw.slots[i].shape else {
+        for (i, body) in sim.bodies().iter().enumerate() {
+            let Some(shape) = mesh(i) else {
                 continue;
             };
-            let tree = shape.collider.balanced_tree();
+            let tree = shape.queries().balanced_tree();
             let level = level.min(tree.levels().saturating_sub(1));
-            let pose = pw.pose(i);
+            let pose = body.mesh_pose();
             let rotation = Quat::from_mat3(&pose.rotation.as_mat3());
             for node in tree.level(level) {
                 let (lo, hi) = (Vec3::from_array(node.min), Vec3::from_array(node.max));

@@ -2,7 +2,7 @@
 //!
 //! The Bevy plugin for Interfere: closed triangle meshes as colliders, exact interference
 //! detection (on the CPU with OBBTrees, on the GPU with CInDeR), intersection-volume contacts and
-//! a rigid-body stepper, with messages for the game and a debug overlay.
+//! a rigid-body solver, with messages for the game and a debug overlay.
 //!
 //! ```no_run
 //! use bevy::prelude::*;
@@ -25,9 +25,10 @@
 //!     .run();
 //! ```
 //!
-//! The pipeline runs in `FixedPostUpdate` (configurable) in the [`InterfereSystems`] sets, in
-//! order: prepare, broad phase, narrow phase, volume, solver, writeback. See
-//! `docs/user-guide.md` for a walk-through.
+//! The plugin is a thin mirror of `interfere_dynamics::Simulation` (the same step scene files and
+//! the `interfere` command run): it runs in `FixedPostUpdate` (configurable) in the
+//! [`InterfereSystems`] sets, in order: prepare (colliders, ECS → simulation), step, writeback
+//! (simulation → ECS, messages). See `docs/user-guide.md` for a walk-through.
 #![deny(missing_docs)]
 
 pub mod collider;
@@ -39,7 +40,10 @@ pub mod messages;
 #[cfg(feature = "overlay")]
 pub mod overlay;
 pub mod settings;
-pub mod stepper;
+pub mod step;
+mod sync;
+pub mod world;
+mod writeback;
 
 pub use collider::{Collider, ColliderError, ColliderShape, ColliderSource};
 pub use components::{
@@ -47,11 +51,14 @@ pub use components::{
     Sleeping,
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
-pub use gpu_backend::{GpuBackendPlugin, GpuSupport, InterfereGpuContext};
+pub use gpu_backend::{GpuBackendPlugin, GpuSettings, GpuSupport, InterfereGpuContext};
+/// How pair volumes are computed, and the ray-sampling parameters
+/// ([`PhysicsSettings::volume`]).
+pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
+/// Sleeping thresholds ([`PhysicsSettings::sleep`]).
+pub use interfere_dynamics::SleepSettings;
 /// The solver's iterations, slops and thresholds ([`PhysicsSettings::solver`]).
 pub use interfere_dynamics::SolverSettings;
-/// How pair volumes are sampled for contacts ([`PhysicsSettings::volume_sampling`]).
-pub use interfere_dynamics::{AdaptiveSampling, ContactSampling};
 /// A volume error tolerance, absolute or relative ([`AdaptiveSampling::tolerance`]).
 pub use interfere_geometry::Tolerance;
 pub use messages::{
@@ -59,8 +66,9 @@ pub use messages::{
 };
 #[cfg(feature = "overlay")]
 pub use overlay::{InterfereOverlayPlugin, OverlayState};
-pub use settings::{Backend, PhysicsSettings, PhysicsStats, SleepSettings};
-pub use stepper::{InterferingPair, PhysicsWorld};
+pub use settings::{Backend, PhysicsSettings, PhysicsStats};
+pub use step::ContactBackends;
+pub use world::PhysicsWorld;
 
 use bevy::app::PluginGroupBuilder;
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
@@ -75,25 +83,24 @@ pub mod prelude {
         PhysicsPlugin, PhysicsSettings, PhysicsStats, Restitution, RigidBody, Sleeping,
         SolverSettings,
     };
-    pub use interfere_dynamics::{AdaptiveSampling, ContactSampling};
+    pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, SleepSettings, VolumeMethod};
 }
 
 /// The stages of a fixed step, in order.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InterfereSystems {
-    /// Colliders prepared, ECS bodies synchronised into the simulation.
+    /// Colliders prepared, the ECS mirrored into the simulation.
     Prepare,
-    /// Sweep and prune over world boxes.
-    BroadPhase,
-    /// Interfering pairs (CPU OBBTrees, or CInDeR on the GPU) and collision messages.
-    NarrowPhase,
-    /// Intersection volumes and gradients, volume contacts, contact messages.
-    Volume,
-    /// The sequential-impulse solver.
-    Solver,
-    /// Transforms and velocities written back, sleeping.
+    /// The simulation's step: broad phase, contacts (CPU or GPU), solver, sleeping.
+    Step,
+    /// Transforms, velocities and sleep markers written back; messages sent.
     Writeback,
 }
+
+/// The schedule the physics runs in (set by [`PhysicsPlugin`]; backend plugins add their
+/// systems there).
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhysicsSchedule(pub InternedScheduleLabel);
 
 /// The core: components, resources, messages and the CPU pipeline.
 pub struct PhysicsPlugin {
@@ -120,11 +127,13 @@ impl Default for PhysicsPlugin {
 impl Plugin for PhysicsPlugin {
     fn build(&self, app: &mut App) {
         use InterfereSystems::*;
-        app.init_resource::<PhysicsSettings>()
-            .init_resource::<SleepSettings>()
+        app.insert_resource(PhysicsSchedule(self.schedule))
+            .init_resource::<PhysicsSettings>()
             .init_resource::<PhysicsStats>()
             .init_resource::<PhysicsWorld>()
             .init_resource::<Backend>()
+            .init_resource::<ContactBackends>()
+            .init_resource::<collider::ShapeCache>()
             .register_type::<RigidBody>()
             .register_type::<LinearVelocity>()
             .register_type::<AngularVelocity>()
@@ -141,37 +150,24 @@ impl Plugin for PhysicsPlugin {
         if !app.world().contains_resource::<Assets<Mesh>>() {
             app.init_asset::<Mesh>();
         }
-        app.configure_sets(
-            self.schedule,
-            (Prepare, BroadPhase, NarrowPhase, Volume, Solver, Writeback)
-                .chain()
-                .run_if(stepper::physics_active),
-        )
+        // Preparation and the mirror run even while paused (a body spawned then is ready when
+        // stepping resumes); the step and the write-back only when stepping.
+        app.configure_sets(self.schedule, (Prepare, Step, Writeback).chain())
+            .configure_sets(
+                self.schedule,
+                (Step, Writeback).run_if(step::physics_active),
+            )
         .add_systems(
             self.schedule,
             (
-                (collider::prepare_colliders, stepper::sync_bodies)
+                (collider::prepare_colliders, ApplyDeferred, sync::sync_bodies)
                     .chain()
                     .in_set(Prepare),
-                stepper::broad_phase.in_set(BroadPhase),
-                (
-                    stepper::narrow_phase_cpu.run_if(resource_equals(Backend::Cpu)),
-                    stepper::collision_messages,
-                )
+                step::step.in_set(Step),
+                (writeback::writeback, writeback::write_messages)
                     .chain()
-                    .in_set(NarrowPhase),
-                stepper::volume_contacts.in_set(Volume),
-                stepper::solve.in_set(Solver),
-                stepper::writeback.in_set(Writeback),
+                    .in_set(Writeback),
             ),
-        );
-        // Colliders prepared by `prepare_colliders` are inserted by commands; apply them before
-        // the synchronisation reads them.
-        app.add_systems(
-            self.schedule,
-            ApplyDeferred
-                .after(collider::prepare_colliders)
-                .before(stepper::sync_bodies),
         );
     }
 }

@@ -1,4 +1,4 @@
-//! Messages the stepper writes every fixed step: collisions starting and ending per entity
+//! Messages the plugin writes every fixed step: collisions starting and ending per entity
 //! pair, contact points with normals, depths and triangle ids, and the intersection volume with
 //! the force and torque of its gradient (Wang–Faure–Pai 2012 §2.2, Eq. 2).
 //!
@@ -36,8 +36,8 @@ pub struct ContactMessage {
     pub a: Entity,
     /// Second body.
     pub b: Entity,
-    /// Up to four points (the intersection boundary split in quadrants); empty when the pair
-    /// interferes but the volume sampling found no volume (a touch below the ray spacing).
+    /// Up to four points per contact region (its surface split in quadrants); empty when the
+    /// pair interferes without volume (a touch, or a ray-sampled overlap below the spacing).
     pub points: Vec<ContactPoint>,
     /// Intersecting triangle pairs `(triangle of a, triangle of b)`: the first one found, or all
     /// with [`crate::PhysicsSettings::all_triangle_pairs`]; empty for nested solids or pairs
@@ -45,6 +45,8 @@ pub struct ContactMessage {
     pub triangle_pairs: Vec<(u32, u32)>,
     /// Whether one solid lies entirely inside the other (no triangle crosses).
     pub contained: bool,
+    /// Whether a body of the pair is a sensor (the contact exerted no force).
+    pub sensor: bool,
 }
 
 /// The intersection volume of an interfering pair and the generalized force of its gradient.
@@ -63,6 +65,8 @@ pub struct IntersectionVolumeMessage {
     pub torque: Vec3,
     /// The centroid of `b`'s part of the intersection boundary (where the force acts).
     pub point: Vec3,
-    /// Rays cast for this pair.
+    /// Rays cast for this pair (0 for exact volumes).
     pub rays: u32,
+    /// Whether a body of the pair is a sensor (the volume exerted no force).
+    pub sensor: bool,
 }

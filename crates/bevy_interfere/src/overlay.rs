@@ -6,12 +6,13 @@
 //! Nothing here runs while [`OverlayState::visible`] is false (the panel system has a run
 //! condition), so the overlay costs nothing when it is off.
 
-use crate::GpuSupport;
 use crate::components::{AngularVelocity, LinearVelocity, RigidBody, Sleeping};
 use crate::debug_gizmos::InterfereGizmos;
+use crate::gpu_backend::{GpuSettings, GpuSupport};
 use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
-use crate::stepper::PhysicsWorld;
-use crate::{AdaptiveSampling, ContactSampling, Tolerance};
+use crate::world::PhysicsWorld;
+use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
+use interfere_geometry::Tolerance;
 use bevy::gizmos::config::GizmoConfigStore;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
@@ -43,33 +44,53 @@ impl Plugin for InterfereOverlayPlugin {
     }
 }
 
-/// Uniform or adaptive (EBPI) volume sampling, with the spacing, or the tolerance, ray budget
-/// and EBPI resolution.
+/// The volume method: uniform rays (with the spacing) or adaptive EBPI sampling (with the
+/// tolerance, ray budget and EBPI resolution).
 fn volume_sampling_controls(ui: &mut egui::Ui, settings: &mut PhysicsSettings) {
-    let mut adaptive = matches!(settings.volume_sampling, ContactSampling::Adaptive(_));
-    ui.horizontal(|ui| {
-        ui.label("volume sampling");
-        ui.radio_value(&mut adaptive, false, "uniform");
-        ui.radio_value(&mut adaptive, true, "adaptive (EBPI, CPU)");
-    });
-    match (adaptive, &mut settings.volume_sampling) {
-        (false, ContactSampling::Adaptive(_)) => {
-            settings.volume_sampling = ContactSampling::Uniform;
-        }
-        (true, ContactSampling::Uniform) => {
-            settings.volume_sampling = ContactSampling::Adaptive(AdaptiveSampling::default());
-        }
-        _ => {}
+    #[derive(PartialEq, Clone, Copy)]
+    enum Kind {
+        Uniform,
+        Adaptive,
     }
-    match &mut settings.volume_sampling {
-        ContactSampling::Uniform => {
-            ui.add(
-                egui::Slider::new(&mut settings.volume_spacing, 0.01..=0.5)
-                    .logarithmic(true)
-                    .text("volume ray spacing (× size)"),
-            );
+    let mut kind = match settings.volume {
+        VolumeMethod::Uniform { .. } => Kind::Uniform,
+        VolumeMethod::Adaptive(_) => Kind::Adaptive,
+    };
+    ui.horizontal(|ui| {
+        ui.label("volume (CPU)");
+        ui.radio_value(&mut kind, Kind::Uniform, "uniform rays");
+        ui.radio_value(&mut kind, Kind::Adaptive, "adaptive (EBPI)");
+    });
+    match (kind, &settings.volume) {
+        (Kind::Uniform, VolumeMethod::Uniform { .. })
+        | (Kind::Adaptive, VolumeMethod::Adaptive(_)) => {}
+        (Kind::Uniform, _) => {
+            settings.volume = VolumeMethod::Uniform {
+                spacing: MeshSpacing::default(),
+            }
         }
-        ContactSampling::Adaptive(a) => {
+        (Kind::Adaptive, _) => {
+            settings.volume = VolumeMethod::Adaptive(AdaptiveSampling::default());
+        }
+    }
+    match &mut settings.volume {
+        VolumeMethod::Uniform { spacing } => match spacing {
+            MeshSpacing::Relative(f) => {
+                ui.add(
+                    egui::Slider::new(f, 0.01..=0.5)
+                        .logarithmic(true)
+                        .text("ray spacing (× size)"),
+                );
+            }
+            MeshSpacing::Absolute(h) => {
+                ui.add(
+                    egui::Slider::new(h, 1e-5..=1.0)
+                        .logarithmic(true)
+                        .text("ray spacing"),
+                );
+            }
+        },
+        VolumeMethod::Adaptive(a) => {
             match &mut a.tolerance {
                 Tolerance::Relative(t) => ui.add(
                     egui::Slider::new(t, 1e-6..=0.1)
@@ -121,6 +142,7 @@ fn panel(
     mut backend: ResMut<Backend>,
     stats: Res<PhysicsStats>,
     support: Option<Res<GpuSupport>>,
+    gpu_settings: Option<ResMut<GpuSettings>>,
     pw: Res<PhysicsWorld>,
     gizmo_store: Option<ResMut<GizmoConfigStore>>,
     bodies: Query<BodyView<'static>>,
@@ -130,7 +152,7 @@ fn panel(
         .default_pos(egui::pos2(8.0, 8.0))
         .default_width(300.0)
         .show(ctx, |ui| {
-            ui.heading("Narrow phase");
+            ui.heading("Contacts");
             ui.horizontal(|ui| {
                 for b in [Backend::Cpu, Backend::Gpu, Backend::GpuBlocking] {
                     ui.radio_value(&mut *backend, b, b.name());
@@ -144,11 +166,19 @@ fn panel(
                 };
             }
             volume_sampling_controls(ui, &mut settings);
-            ui.add(
-                egui::Slider::new(&mut settings.cinder_resolution, 32..=2048)
-                    .logarithmic(true)
-                    .text("CInDeR resolution"),
-            );
+            if let Some(mut gpu) = gpu_settings {
+                ui.add(
+                    egui::Slider::new(&mut gpu.cinder_resolution, 32..=2048)
+                        .logarithmic(true)
+                        .text("CInDeR resolution"),
+                );
+                ui.add(
+                    egui::Slider::new(&mut gpu.volume_spacing, 0.01..=0.5)
+                        .logarithmic(true)
+                        .text("GPU ray spacing (× size)"),
+                );
+                ui.checkbox(&mut gpu.exact_confirm, "confirm GPU pairs exactly");
+            }
             ui.checkbox(
                 &mut settings.all_triangle_pairs,
                 "report all triangle pairs",
@@ -197,22 +227,33 @@ fn panel(
                         ui.label(v);
                         ui.end_row();
                     };
-                    row("backend", stats.backend.name().to_string());
-                    row("bodies", stats.bodies.to_string());
-                    row("candidate pairs", stats.candidate_pairs.to_string());
-                    row("interfering pairs", stats.interfering_pairs.to_string());
-                    row("latency pairs (CPU)", stats.latency_pairs.to_string());
-                    row("volume contacts", stats.volume_contacts.to_string());
-                    row("rays", stats.rays.to_string());
+                    let st = &stats.step;
+                    row("backend asked", stats.backend.name().to_string());
+                    row("narrow phase ran on", st.narrow_backend.to_string());
+                    row("volumes ran on", st.volume_backend.to_string());
+                    if let Some(why) = &st.fallback {
+                        row("CPU fallback", why.clone());
+                    }
+                    row("bodies (asleep)", format!("{} ({})", st.bodies, st.sleeping));
+                    row("candidate pairs", st.candidate_pairs.to_string());
+                    row("interfering pairs", st.interfering_pairs.to_string());
+                    row(
+                        "GPU latency",
+                        st.latency_steps
+                            .map_or("-".into(), |n| format!("{n} steps")),
+                    );
+                    row("latency pairs (CPU)", st.latency_pairs.to_string());
+                    row("volume contacts", st.volume_contacts.to_string());
+                    row("rays", st.rays.to_string());
                     row("sync", format!("{:.3} ms", stats.sync_ms));
-                    row("broad phase", format!("{:.3} ms", stats.broad_phase_ms));
-                    row("narrow phase", format!("{:.3} ms", stats.narrow_phase_ms));
+                    row("broad phase", format!("{:.3} ms", st.broad_phase_ms));
+                    row("narrow phase", format!("{:.3} ms", st.narrow_phase_ms));
                     row(
                         "GPU (end to end)",
-                        stats.gpu_ms.map_or("-".into(), |t| format!("{t:.3} ms")),
+                        st.gpu_ms.map_or("-".into(), |t| format!("{t:.3} ms")),
                     );
-                    row("volume", format!("{:.3} ms", stats.volume_ms));
-                    row("solver", format!("{:.3} ms", stats.solver_ms));
+                    row("volume", format!("{:.3} ms", st.volume_ms));
+                    row("solver", format!("{:.3} ms", st.solver_ms));
                     row("writeback", format!("{:.3} ms", stats.writeback_ms));
                     row("total", format!("{:.3} ms", stats.total_ms()));
                 });

@@ -47,7 +47,7 @@ pub use mesh_volume::{
     split_adaptive_volume, split_mesh_volume,
 };
 pub use narrow_phase::CpuNarrowPhase;
-pub use scene::{AdaptiveSpec, BuiltScene, Scene, SceneError};
+pub use scene::{AdaptiveSpec, BodySpec, BuiltScene, KindSpec, Scene, SceneError, ShapeSpec};
 pub use simulation::{BodyHandle, CollisionEvent, Simulation, SimulationError, SimulationSettings};
 pub use sleeping::SleepSettings;
 pub use solver::{Solver, SolverSettings};

@@ -1,12 +1,14 @@
-//! Box pile in a static bin (the physics of `examples/box_pile.rs` without Bevy): boxes of three
-//! sizes dropped in layers into a floor slab with four walls, all mesh–mesh volume contacts
-//! (Wang–Faure–Pai 2012 §2.2 and §7). Checks that the pile comes to rest and stays inside.
+//! Box pile in a static bin (the physics of `examples/box_pile.rs` without Bevy, through the same
+//! [`Simulation`] step the plugin runs): boxes of three sizes dropped in layers into a floor slab
+//! with four walls, all mesh–mesh volume contacts (Wang–Faure–Pai 2012 §2.2 and §7). Checks that
+//! the pile comes to rest and stays inside.
 
 use interfere_dynamics::*;
 use interfere_geometry::glam::{DQuat, DVec3};
 use interfere_geometry::shapes::cuboid;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
 
 /// Half extents of the three box sizes (z up here; the example is y up).
 const SIZES: [[f64; 3]; 3] = [[0.15, 0.20, 0.10], [0.12, 0.12, 0.12], [0.20, 0.14, 0.08]];
@@ -21,58 +23,9 @@ fn pile_solver() -> SolverSettings {
     }
 }
 
-/// The plugin's contact pipeline (`bevy_interfere::stepper::LatentSource`): contacts found once
-/// per fixed step at the poses it starts from, advanced to the current poses by their gradient in
-/// the later substeps, dropped when the advanced volume is not positive.
-struct Latent {
-    inner: MeshVolumeSource,
-    substeps: u32,
-    /// 0: query every substep.
-    latent: bool,
-    calls: u64,
-    found: Contacts,
-    poses: Vec<(DVec3, DQuat)>,
-}
-
-fn motion(body: &RigidBody, (x0, q0): (DVec3, DQuat), p: DVec3) -> (DVec3, DVec3) {
-    let dq = body.orientation * q0.inverse();
-    let theta = dq.to_scaled_axis();
-    let moved = body.position + dq * (p - x0);
-    (moved - p, theta)
-}
-
-impl ContactSource for Latent {
-    fn contacts(&mut self, bodies: &[RigidBody], out: &mut Contacts) {
-        if !self.latent {
-            self.inner.contacts(bodies, out);
-            return;
-        }
-        if self.calls.is_multiple_of(u64::from(self.substeps)) {
-            self.found.clear();
-            self.inner.contacts(bodies, &mut self.found);
-            self.poses = bodies.iter().map(|b| (b.position, b.orientation)).collect();
-        }
-        self.calls += 1;
-        for k in &self.found.volumes {
-            let (a, b) = (&bodies[k.body_a], &bodies[k.body_b]);
-            let (da, ta) = motion(a, self.poses[k.body_a], k.point);
-            let (db, tb) = motion(b, self.poses[k.body_b], k.point);
-            let volume = k.volume + k.linear.dot(db - da) + k.angular.dot(tb - ta);
-            if volume > 0.0 && volume.is_finite() {
-                out.volumes.push(VolumeContact {
-                    volume,
-                    point: k.point + db,
-                    ..*k
-                });
-            }
-        }
-    }
-}
-
 struct Pile {
-    world: World,
-    source: Latent,
-    boxes: Vec<(BodyId, DVec3)>,
+    sim: Simulation,
+    boxes: Vec<(BodyHandle, DVec3)>,
     bin_half: f64,
     rng: ChaCha8Rng,
     spawned: usize,
@@ -91,28 +44,30 @@ struct PileConfig {
     hz: f64,
     substeps: u32,
     solver: SolverSettings,
-    /// Contacts once per step, extrapolated over the substeps (as the Bevy plugin does).
-    latent: bool,
 }
 
 impl Pile {
+    /// The bin in a [`Simulation`] (the plugin's step: contacts found once per fixed step at the
+    /// state it starts from and advanced to each substep by their gradient), never sleeping.
     fn new(cfg: &PileConfig) -> Self {
-        let mut world = World::new(WorldSettings {
-            gravity: DVec3::new(0.0, 0.0, -9.81),
-            dt: 1.0 / cfg.hz,
-            substeps: cfg.substeps,
-            solver: cfg.solver,
+        let mut sim = Simulation::new(SimulationSettings {
+            world: WorldSettings {
+                gravity: DVec3::new(0.0, 0.0, -9.81),
+                dt: 1.0 / cfg.hz,
+                substeps: cfg.substeps,
+                solver: cfg.solver,
+            },
+            contact: ContactSettings::default(),
+            sleep: SleepSettings::NEVER,
         })
         .unwrap();
-        let mut source = MeshVolumeSource::new();
         let outer = cfg.bin_half + 2.0 * WALL;
         let mut fixed = |half: DVec3, at: DVec3, mu: f64| {
-            let id = world.add_body(
-                RigidBody::fixed(at, DQuat::IDENTITY)
-                    .unwrap()
-                    .with_material(Material::new(mu, 0.0)),
-            );
-            source.add_mesh(id, &cuboid(half.as_vec3()));
+            let shape = Arc::new(MeshShape::new(cuboid(half.as_vec3())).unwrap());
+            let body = RigidBody::fixed(at, DQuat::IDENTITY)
+                .unwrap()
+                .with_material(Material::new(mu, 0.0));
+            sim.insert(body, Some(Collider::mesh(shape))).unwrap();
         };
         fixed(
             DVec3::new(outer, outer, 0.25),
@@ -134,15 +89,7 @@ impl Pile {
         fixed(DVec3::new(b, WALL, h), DVec3::new(0.0, b + WALL, h), 0.3);
         fixed(DVec3::new(b, WALL, h), DVec3::new(0.0, -b - WALL, h), 0.3);
         Self {
-            world,
-            source: Latent {
-                inner: source,
-                substeps: cfg.substeps,
-                latent: cfg.latent,
-                calls: 0,
-                found: Contacts::default(),
-                poses: Vec::new(),
-            },
+            sim,
             boxes: Vec::new(),
             bin_half: cfg.bin_half,
             rng: ChaCha8Rng::seed_from_u64(7),
@@ -158,8 +105,7 @@ impl Pile {
                 return;
             }
             let half = DVec3::from_array(SIZES[self.spawned % 3]);
-            let solid = cuboid(half.as_vec3());
-            let props = mass_properties(&solid, 1000.0).unwrap();
+            let shape = Arc::new(MeshShape::new(cuboid(half.as_vec3())).unwrap());
             let jit = |r: &mut ChaCha8Rng| r.random_range(-0.015..0.015);
             let at = DVec3::new(
                 (j % n) as f64 * cfg.spacing - offset + jit(&mut self.rng),
@@ -173,13 +119,11 @@ impl Pile {
             )
             .normalize_or(DVec3::X);
             let q = DQuat::from_axis_angle(axis, self.rng.random_range(0.0..std::f64::consts::TAU));
-            let id = self.world.add_body(
-                RigidBody::dynamic(&props, at, q)
-                    .unwrap()
-                    .with_material(Material::new(0.6, 0.0)),
-            );
-            self.source.inner.add_mesh(id, &solid);
-            self.boxes.push((id, half));
+            let body = RigidBody::dynamic(&shape.mass_at(1000.0), at, q)
+                .unwrap()
+                .with_material(Material::new(0.6, 0.0));
+            let h = self.sim.insert(body, Some(Collider::mesh(shape))).unwrap();
+            self.boxes.push((h, half));
             self.spawned += 1;
         }
     }
@@ -189,8 +133,8 @@ impl Pile {
         let mut max = 0.0;
         let mut arg = 0;
         let mut above = 0;
-        for (k, &(id, half)) in self.boxes.iter().enumerate() {
-            let s = self.box_speed(id, half);
+        for (k, &(h, half)) in self.boxes.iter().enumerate() {
+            let s = self.box_speed(h, half);
             if s > max {
                 max = s;
                 arg = k;
@@ -201,8 +145,8 @@ impl Pile {
     }
 
     /// The largest vertex speed of a box.
-    fn box_speed(&self, id: BodyId, half: DVec3) -> f64 {
-        let b = self.world.body(id).unwrap();
+    fn box_speed(&self, h: BodyHandle, half: DVec3) -> f64 {
+        let b = self.sim.body(h).unwrap();
         b.linear_velocity.length() + b.angular_velocity.length() * half.length()
     }
 
@@ -210,8 +154,8 @@ impl Pile {
     fn containment(&self) -> (f64, f64) {
         let mut below = f64::NEG_INFINITY;
         let mut out = f64::NEG_INFINITY;
-        for &(id, half) in &self.boxes {
-            let b = self.world.body(id).unwrap();
+        for &(h, half) in &self.boxes {
+            let b = self.sim.body(h).unwrap();
             for k in 0..8 {
                 let c = DVec3::new(
                     if k & 1 == 0 { -half.x } else { half.x },
@@ -248,25 +192,25 @@ fn run(cfg: &PileConfig, seconds: f64, verbose: bool) -> (Option<f64>, f64, (f64
         if step % interval == 0 && pile.spawned < cfg.boxes {
             pile.spawn_layer(cfg);
         }
-        pile.world.step(&mut pile.source);
+        pile.sim.step();
         let (max, arg, above) = pile.speeds(0.05);
         if max < 0.05 && pile.spawned == cfg.boxes {
-            calm_from.get_or_insert(pile.world.time());
+            calm_from.get_or_insert(pile.sim.time());
         } else {
             calm_from = None;
         }
         if verbose && (step + 1) % report == 0 {
             let (below, out) = pile.containment();
-            let stats = pile.source.inner.stats();
+            let stats = pile.sim.stats();
             println!(
                 "t {:5.2} boxes {:3} max {:.3} (box {arg}) above0.05 {above:3} KE {:.4} \
                  contacts {} pairs {} below {:.4} out {:.4} wall {:.1}s",
-                pile.world.time(),
+                pile.sim.time(),
                 pile.spawned,
                 max,
-                pile.world.kinetic_energy(),
-                pile.world.last_contacts().volumes.len(),
-                stats.pairs_touching,
+                pile.sim.kinetic_energy(),
+                stats.volume_contacts,
+                stats.interfering_pairs,
                 below,
                 out,
                 t0.elapsed().as_secs_f64()
@@ -300,7 +244,6 @@ fn box_pile_repro() {
             warm_start: env("PILE_WARM", d.warm_start),
             ..d
         },
-        latent: env("PILE_LATENT", false),
     };
     let secs = env("PILE_SECONDS", 8.0);
     let (calm, max, (below, out)) = run(&cfg, secs, true);
@@ -308,8 +251,8 @@ fn box_pile_repro() {
 }
 
 /// Regression for the unsettled pile: 24 boxes in six layers of four, dropped from 1 m every
-/// 0.3 s into a 1.2 m bin (the last layer at 1.5 s), 60 Hz, 4 substeps, contacts every substep,
-/// the pile's solver settings (3 mm volume slop). The projection must not keep lifting boxes off their supports: the
+/// 0.3 s into a 1.2 m bin (the last layer at 1.5 s), 60 Hz, 4 substeps, contacts once per step
+/// (the simulation's step), the pile's solver settings (3 mm volume slop). The projection must not keep lifting boxes off their supports: the
 /// pile is below 0.05 m/s (fastest vertex) from 3.25 s on (measured 2.98 s with the 3 mm default
 /// volume slop, 3.62 s with the former 0.1 mm) and no vertex is more than 3 cm (the resting
 /// overlap allowance) below the floor top or past a wall's inner face.
@@ -325,7 +268,6 @@ fn small_box_pile_comes_to_rest_inside_the_bin() {
         hz: 60.0,
         substeps: 4,
         solver: pile_solver(),
-        latent: false,
     };
     let (calm, max, (below, out)) = run(&cfg, 3.5, false);
     eprintln!(
@@ -349,17 +291,22 @@ fn shipped_box_pile_scene_settles() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes/box_pile.json");
     let scene = Scene::load(&path).unwrap();
     let mut built = scene.build().unwrap();
-    let hz = (1.0 / built.world.settings().dt).round() as usize;
+    let sim = &mut built.simulation;
+    let hz = (1.0 / sim.settings().world.dt).round() as usize;
     let seconds: f64 = env("PILE_SECONDS", 8.0);
     let mut calm_from = None;
     for step in 0..(seconds * hz as f64) as usize {
-        built.world.step(&mut built.source);
+        sim.step();
         let mut max = 0.0f64;
         let mut below = f64::NEG_INFINITY;
         let mut out = f64::NEG_INFINITY;
-        for (b, solid) in built.world.bodies().iter().zip(&built.solids).skip(6) {
+        // The ground, the floor and the four walls come first.
+        for (b, collider) in sim.bodies().iter().zip(sim.colliders()).skip(6) {
+            let Some(mesh) = collider.as_ref().and_then(|c| c.shape.mesh()) else {
+                continue;
+            };
             let pose = b.mesh_pose();
-            for v in solid.vertices() {
+            for v in mesh.solid().vertices() {
                 let w = pose.transform_dpoint(v.as_dvec3());
                 below = below.max(-w.z);
                 out = out.max(w.x.abs().max(w.y.abs()) - 1.5);
@@ -367,14 +314,14 @@ fn shipped_box_pile_scene_settles() {
             }
         }
         if max < 0.05 {
-            calm_from.get_or_insert(built.world.time());
+            calm_from.get_or_insert(sim.time());
         } else {
             calm_from = None;
         }
         if (step + 1) % (hz / 2) == 0 {
             println!(
                 "t {:5.2} max vertex speed {max:.4} below floor {below:.4} past wall {out:.4}",
-                built.world.time()
+                sim.time()
             );
         }
     }

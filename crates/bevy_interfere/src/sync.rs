@@ -1,0 +1,317 @@
+//! Mirroring the ECS into the simulation, incrementally, before every fixed step: a new body is
+//! inserted, a despawned one removed, a changed one updated — never a rebuild, so the other
+//! bodies keep their exact `f64` state and the solver its warm-start impulses.
+//!
+//! Change detection compares each component with what the last write-back put there: a
+//! `Transform` the game changed is a teleport, new velocity components set the velocities,
+//! materials are copied, a changed kind, collider or mass replaces just that body. Removing
+//! `Sleeping` wakes a body and inserting it puts the body to sleep. Values that are not finite
+//! are refused for that body with one warning and overwritten at the write-back (the body keeps
+//! its simulated state; nothing else is touched).
+
+use crate::collider::ColliderShape;
+use crate::components::*;
+use crate::settings::{PhysicsSettings, PhysicsStats};
+use crate::world::{Entry, PhysicsWorld};
+use bevy::platform::collections::HashSet;
+use bevy::prelude::*;
+use interfere_dynamics::{Collider as DynCollider, Material, RigidBody as DynBody};
+use std::time::Instant;
+
+fn material(friction: Option<&Friction>, restitution: Option<&Restitution>) -> Material {
+    let f = friction.copied().unwrap_or_default();
+    Material {
+        static_friction: f.static_coefficient.max(0.0) as f64,
+        dynamic_friction: f.dynamic_coefficient.max(0.0) as f64,
+        restitution: restitution.map_or(0.0, |r| r.0.clamp(0.0, 1.0) as f64),
+    }
+}
+
+/// Density from `Mass` or `Density`; `Err` names the problem.
+fn density_of(
+    shape: Option<&ColliderShape>,
+    density: Option<&Density>,
+    mass: Option<&Mass>,
+) -> Result<f64, String> {
+    let volume = shape.map_or(0.0, ColliderShape::volume);
+    let d = match mass {
+        Some(m) if volume > 0.0 => m.0 as f64 / volume,
+        _ => density.copied().unwrap_or_default().0 as f64,
+    };
+    if d.is_finite() && d > 0.0 {
+        Ok(d)
+    } else {
+        Err(format!(
+            "mass {:?} / density {:?} gives density {d}, which is not positive and finite",
+            mass.map(|m| m.0),
+            density.map(|d| d.0)
+        ))
+    }
+}
+
+type BodyQueryData = (
+    Entity,
+    &'static RigidBody,
+    &'static Transform,
+    &'static LinearVelocity,
+    &'static AngularVelocity,
+    Option<&'static ColliderShape>,
+    Option<&'static Density>,
+    Option<&'static Mass>,
+    Option<&'static Friction>,
+    Option<&'static Restitution>,
+    Has<Sleeping>,
+    Has<NeverSleep>,
+);
+
+/// Everything the mirror reads.
+pub(crate) type BodyQuery<'w, 's> = Query<'w, 's, BodyQueryData>;
+
+/// Builds the simulated body of an entity.
+fn make_body(
+    kind: RigidBody,
+    transform: &Transform,
+    lin: Vec3,
+    ang: Vec3,
+    shape: Option<&ColliderShape>,
+    density: f64,
+    mat: Material,
+) -> Result<DynBody, String> {
+    let rotation = transform.rotation.as_dquat().normalize();
+    let translation = transform.translation.as_dvec3();
+    let made = match kind {
+        RigidBody::Dynamic => {
+            let mesh = shape
+                .and_then(ColliderShape::mesh)
+                .ok_or("a dynamic body needs a mesh collider")?;
+            DynBody::dynamic(&mesh.mass_at(density), translation, rotation)
+        }
+        RigidBody::Static => DynBody::fixed(translation, rotation),
+        RigidBody::Kinematic => DynBody::kinematic(translation, rotation),
+    };
+    let mut body = made.map_err(|e| e.to_string())?.with_material(mat);
+    if kind != RigidBody::Static {
+        body = body.with_velocity(lin.as_dvec3(), ang.as_dvec3());
+    }
+    Ok(body)
+}
+
+fn finite_transform(t: &Transform) -> bool {
+    t.translation.is_finite() && t.rotation.is_finite() && t.rotation.length_squared() > 1e-12
+}
+
+/// Prepare: brings the simulation in line with the ECS (see the module documentation).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sync_bodies(
+    mut pw: ResMut<PhysicsWorld>,
+    settings: Res<PhysicsSettings>,
+    time: Res<Time<Fixed>>,
+    mut stats: ResMut<PhysicsStats>,
+    bodies: BodyQuery,
+    mut warned: Local<HashSet<Entity>>,
+    mut commands: Commands,
+) {
+    let start = Instant::now();
+    let pw = &mut *pw;
+    let wanted = settings.simulation(time.timestep().as_secs_f64());
+    if wanted != *pw.sim.settings()
+        && let Err(e) = pw.sim.set_settings(wanted)
+    {
+        warn!("interfere: physics settings refused ({e}); keeping the previous ones");
+    }
+    // Bodies whose entity is gone (or lost its RigidBody).
+    let gone: Vec<Entity> = pw
+        .entries
+        .keys()
+        .filter(|e| !bodies.contains(**e))
+        .copied()
+        .collect();
+    for e in gone {
+        remove(pw, e);
+    }
+    warned.retain(|e| bodies.contains(*e));
+    let mut items: Vec<_> = bodies.iter().collect();
+    items.sort_by_key(|item| item.0);
+    for item in items {
+        let (
+            entity,
+            kind,
+            transform,
+            lin,
+            ang,
+            shape,
+            density,
+            mass,
+            friction,
+            restitution,
+            sleeping,
+            never_sleep,
+        ) = item;
+        let mut warn_once = |why: String| {
+            if warned.insert(entity) {
+                warn!("interfere: body {entity} refused: {why}");
+            }
+        };
+        let dens = if *kind == RigidBody::Dynamic {
+            match density_of(shape, density, mass) {
+                Ok(d) => d,
+                Err(why) => {
+                    warn_once(why);
+                    remove(pw, entity);
+                    continue;
+                }
+            }
+        } else {
+            0.0
+        };
+        // Dynamic bodies join once their collider is prepared.
+        if *kind == RigidBody::Dynamic && shape.and_then(ColliderShape::mesh).is_none() {
+            remove(pw, entity);
+            continue;
+        }
+        let mat = material(friction, restitution);
+        let rebuild = match pw.entries.get(&entity) {
+            None => true,
+            Some(e) => {
+                e.kind != *kind
+                    || e.density != dens
+                    || match (&e.shape, shape) {
+                        (Some(a), Some(b)) => !a.same_shape(b),
+                        (None, None) => false,
+                        _ => true,
+                    }
+            }
+        };
+        if rebuild {
+            if !finite_transform(transform) || !(lin.0.is_finite() && ang.0.is_finite()) {
+                warn_once(format!(
+                    "non-finite transform or velocity ({:?}, {}, {})",
+                    transform.translation, lin.0, ang.0
+                ));
+                continue;
+            }
+            let old = pw.entries.get(&entity).cloned();
+            let mut body = match make_body(*kind, transform, lin.0, ang.0, shape, dens, mat) {
+                Ok(b) => b,
+                Err(why) => {
+                    warn_once(why);
+                    remove(pw, entity);
+                    continue;
+                }
+            };
+            let collider = shape.map(|s| DynCollider::from_shape(s.shape().clone()));
+            match old {
+                Some(old) => {
+                    // Keep the exact state unless the game moved the body.
+                    if let Some(prev) = pw.sim.body(old.handle)
+                        && old.written.is_some_and(|(t, r, _, _)| {
+                            t == transform.translation && r == transform.rotation
+                        })
+                    {
+                        let pose = prev.mesh_pose();
+                        body.orientation = prev.orientation;
+                        body.position = pose.translation + body.orientation * body.local_center();
+                        if old.written.is_some_and(|(_, _, l, a)| l == lin.0 && a == ang.0)
+                            && *kind != RigidBody::Static
+                        {
+                            body.linear_velocity = prev.linear_velocity;
+                            body.angular_velocity = prev.angular_velocity;
+                        }
+                    }
+                    let _ = pw.sim.set_collider(old.handle, collider);
+                    let _ = pw.sim.set_body(old.handle, body);
+                    let entry = pw.entries.get_mut(&entity).expect("present");
+                    entry.kind = *kind;
+                    entry.density = dens;
+                    entry.shape = shape.cloned();
+                }
+                None => {
+                    let handle = match pw.sim.insert(body, collider) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            warn_once(e.to_string());
+                            continue;
+                        }
+                    };
+                    let _ = pw.sim.set_user_data(handle, entity.to_bits());
+                    let id = handle.id();
+                    if pw.entities.len() <= id {
+                        pw.entities.resize(id + 1, None);
+                    }
+                    pw.entities[id] = Some(entity);
+                    pw.entries.insert(
+                        entity,
+                        Entry {
+                            handle,
+                            kind: *kind,
+                            shape: shape.cloned(),
+                            density: dens,
+                            written: None,
+                            marked_asleep: false,
+                        },
+                    );
+                }
+            }
+        }
+        let entry = pw.entries.get(&entity).expect("inserted above").clone();
+        let h = entry.handle;
+        let _ = pw.sim.set_material(h, mat);
+        let _ = pw.sim.set_can_sleep(h, !never_sleep);
+        if !rebuild {
+            let moved = entry
+                .written
+                .is_none_or(|(t, r, _, _)| t != transform.translation || r != transform.rotation);
+            if moved {
+                if finite_transform(transform) {
+                    let q = transform.rotation.as_dquat().normalize();
+                    let _ = pw.sim.set_pose(h, transform.translation.as_dvec3(), q);
+                } else {
+                    warn_once(format!(
+                        "non-finite transform {:?}; the body keeps its simulated pose",
+                        transform.translation
+                    ));
+                }
+            }
+            let vel_set = entry
+                .written
+                .is_none_or(|(_, _, l, a)| l != lin.0 || a != ang.0);
+            if vel_set && *kind != RigidBody::Static {
+                if lin.0.is_finite() && ang.0.is_finite() {
+                    let _ = pw
+                        .sim
+                        .set_velocity(h, lin.0.as_dvec3(), ang.0.as_dvec3());
+                } else {
+                    warn_once(format!(
+                        "non-finite velocity ({}, {}); the body keeps its simulated velocity",
+                        lin.0, ang.0
+                    ));
+                }
+            }
+        }
+        // `Sleeping` set or removed by the game.
+        let asleep = pw.sim.body(h).is_some_and(|b| b.sleeping);
+        if entry.marked_asleep && !sleeping {
+            let _ = pw.sim.wake(h);
+            pw.entries.get_mut(&entity).expect("present").marked_asleep = false;
+        } else if sleeping && !asleep && !entry.marked_asleep && *kind == RigidBody::Dynamic {
+            let _ = pw.sim.sleep(h);
+            pw.entries.get_mut(&entity).expect("present").marked_asleep = true;
+        } else if sleeping && !asleep && entry.marked_asleep {
+            // Woken by the game's pose or velocity: the marker goes.
+            commands.entity(entity).remove::<Sleeping>();
+            pw.entries.get_mut(&entity).expect("present").marked_asleep = false;
+        }
+    }
+    stats.sync_ms = start.elapsed().as_secs_f64() * 1e3;
+}
+
+/// Takes `entity`'s body out of the simulation, if it has one.
+fn remove(pw: &mut PhysicsWorld, entity: Entity) {
+    if let Some(e) = pw.entries.remove(&entity) {
+        let _ = pw.sim.remove(e.handle);
+        if let Some(slot) = pw.entities.get_mut(e.handle.id()) {
+            *slot = None;
+        }
+        pw.removed.insert(e.handle, entity);
+    }
+}
