@@ -94,6 +94,7 @@ impl PhysicsSettings {
                 volume: self.volume,
                 max_rays_per_pair: self.max_rays_per_pair,
                 all_triangle_pairs: self.all_triangle_pairs,
+                threads: 0,
             },
             sleep: self.sleep,
         }

@@ -62,6 +62,7 @@ type BodyQueryData = (
     Option<&'static Restitution>,
     Has<Sleeping>,
     Has<NeverSleep>,
+    Has<crate::collider::Collider>,
 );
 
 /// Everything the mirror reads.
@@ -130,8 +131,10 @@ pub(crate) fn sync_bodies(
         remove(pw, e);
     }
     warned.retain(|e| bodies.contains(*e));
+    // In spawn order (entity index, then generation): bodies that become ready together join in
+    // the order they were spawned.
     let mut items: Vec<_> = bodies.iter().collect();
-    items.sort_by_key(|item| item.0);
+    items.sort_by_key(|item| (item.0.index_u32(), item.0.generation().to_bits()));
     for item in items {
         let (
             entity,
@@ -146,6 +149,7 @@ pub(crate) fn sync_bodies(
             restitution,
             sleeping,
             never_sleep,
+            has_collider,
         ) = item;
         let mut warn_once = |why: String| {
             if warned.insert(entity) {
@@ -164,8 +168,11 @@ pub(crate) fn sync_bodies(
         } else {
             0.0
         };
-        // Dynamic bodies join once their collider is prepared.
-        if *kind == RigidBody::Dynamic && shape.and_then(ColliderShape::mesh).is_none() {
+        // A body with a collider joins once the collider is prepared (a dynamic one needs a
+        // mesh for its mass).
+        if (has_collider && shape.is_none())
+            || (*kind == RigidBody::Dynamic && shape.and_then(ColliderShape::mesh).is_none())
+        {
             remove(pw, entity);
             continue;
         }

@@ -578,7 +578,11 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
                 KindSpec::Static => RigidBody::Static,
                 KindSpec::Kinematic => RigidBody::Kinematic,
             },
-            Collider::solid(solid),
+            // Prepared here, so every body joins at the same step as in the scene (a collider
+            // prepared on the task pool joins when it is ready).
+            Collider::prepared(std::sync::Arc::new(
+                interfere_dynamics::MeshShape::new(solid).unwrap(),
+            )),
             Transform::from_translation(v(b.position)),
             LinearVelocity(v(b.velocity)),
             AngularVelocity(v(b.angular_velocity)),

@@ -277,7 +277,7 @@ pub enum StageError {
 }
 
 /// Finds the interfering pairs among the candidates.
-pub trait NarrowPhase: Send {
+pub trait NarrowPhase: Send + Sync {
     /// A short name for reports.
     fn name(&self) -> &'static str;
     /// Appends the interfering pairs among `input.candidates`, in candidate order.
@@ -285,7 +285,7 @@ pub trait NarrowPhase: Send {
 }
 
 /// Computes the volume contacts of interfering pairs.
-pub trait VolumeStage: Send {
+pub trait VolumeStage: Send + Sync {
     /// A short name for reports.
     fn name(&self) -> &'static str;
     /// Appends one [`PairContact`] per pair of `pairs`, in order; returns the lines cast.
