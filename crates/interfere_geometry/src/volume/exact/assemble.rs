@@ -3,6 +3,8 @@
 //! parts and intersection segments, the vertex status by parity along edges, the flood fill of
 //! the triangles wholly inside, the shells with no crossing, and the reduction per region.
 
+#![allow(clippy::needless_range_loop)] // parallel per-mesh and per-edge arrays read clearer by index
+
 use super::crossings::{Crossing, PairHit};
 use super::locate::{a_point_in_b, b_point_in_a};
 use super::surface::{SurfaceTopology, TriangleSums};
@@ -527,7 +529,7 @@ pub(crate) fn assemble(
     let mut patches: Vec<Patch> = Vec::new();
     let mut stack: Vec<u32> = Vec::new();
     let mut inside_triangles = [0usize; 2];
-    for (pi, piece) in pieces.iter().enumerate() {
+    for piece in &pieces {
         let (m, t) = (piece.mesh, piece.tri);
         for k in 0..3 {
             let e = topo[m].tri_edges[t as usize][k];
@@ -544,7 +546,6 @@ pub(crate) fn assemble(
                 // vertices already), or a patch already filled from another seed.
                 continue;
             }
-            let _ = pi;
             // A new patch, joined to the region of the seed edge's vertices.
             let pid = patches.len() as u32;
             let node = uf.len() as u32;
@@ -560,9 +561,8 @@ pub(crate) fn assemble(
             scratch.mesh[m].set_slot(stamp, nb, PATCH + pid);
             stack.clear();
             stack.push(nb);
-            let solid = placed.solids[m];
             while let Some(u) = stack.pop() {
-                patch.sums.add(solid.triangle(u as usize));
+                patch.sums.merge(&topo[m].tri_sums[u as usize]);
                 if options.collect_pieces && m == 1 {
                     patch.triangles.push(u);
                 }

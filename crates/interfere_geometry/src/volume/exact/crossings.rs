@@ -71,6 +71,48 @@ fn plane_point(p: DVec3, q: DVec3, o: DVec3, n: DVec3) -> DVec3 {
     p + (q - p) * lambda
 }
 
+/// A triangle's plane for the floating-point filter of the side tests: a corner, the normal
+/// `(p₁−p₀)×(p₂−p₀)` in `f64`, and the sums of the absolute products of each component (the
+/// permanent's factors).
+struct Plane {
+    o: DVec3,
+    n: DVec3,
+    abs: DVec3,
+}
+
+impl Plane {
+    #[inline]
+    fn new(t: &[DVec3; 3]) -> Self {
+        let (u, v) = (t[1] - t[0], t[2] - t[0]);
+        Self {
+            o: t[0],
+            n: u.cross(v),
+            abs: DVec3::new(
+                (u.y * v.z).abs() + (u.z * v.y).abs(),
+                (u.z * v.x).abs() + (u.x * v.z).abs(),
+                (u.x * v.y).abs() + (u.y * v.x).abs(),
+            ),
+        }
+    }
+
+    /// The sign of `det[p₁−p₀, p₂−p₀, q−p₀]` when the `f64` evaluation certifies it (error at
+    /// most `(7 + 56ε)ε` times the permanent, Shewchuk's bound for this expansion by minors; we
+    /// use the larger `1e-15`), else `0` (decide exactly).
+    #[inline]
+    fn side(&self, q: DVec3) -> i8 {
+        let w = q - self.o;
+        let det = self.n.dot(w);
+        let bound = 1e-15 * self.abs.dot(w.abs());
+        if det > bound {
+            1
+        } else if -det > bound {
+            -1
+        } else {
+            0
+        }
+    }
+}
+
 /// The crossings of triangle `ta` of A (vertex indices `ia`, corners `pa`, in A's frame) and
 /// triangle `tb` of B (`ib`, `pb`, B already placed in A's frame). `Ok(None)` when they do not
 /// cross.
@@ -79,11 +121,19 @@ pub(crate) fn pair_hit(
     (ta, ia, pa): (u32, [u32; 3], [DVec3; 3]),
     (tb, ib, pb): (u32, [u32; 3], [DVec3; 3]),
 ) -> Result<Option<PairHit>, Inconsistent> {
-    let sb = pb.map(|b| side_of_b_point(pa[0], pa[1], pa[2], b));
+    let plane_a = Plane::new(&pa);
+    let sb = pb.map(|b| match plane_a.side(b) {
+        0 => side_of_b_point(pa[0], pa[1], pa[2], b),
+        s => s,
+    });
     if !(sb.contains(&1) && sb.contains(&-1)) {
         return Ok(None);
     }
-    let sa = pa.map(|a| side_of_a_point(pb[0], pb[1], pb[2], a));
+    let plane_b = Plane::new(&pb);
+    let sa = pa.map(|a| match plane_b.side(a) {
+        0 => side_of_a_point(pb[0], pb[1], pb[2], a),
+        s => s,
+    });
     if !(sa.contains(&1) && sa.contains(&-1)) {
         return Ok(None);
     }
@@ -106,7 +156,6 @@ pub(crate) fn pair_hit(
         false,
     ); 6];
     let mut count = 0;
-    let mut n_b: Option<DVec3> = None;
     for i in 0..3 {
         let j = (i + 1) % 3;
         if sa[i] * sa[j] >= 0 {
@@ -117,7 +166,7 @@ pub(crate) fn pair_hit(
             continue;
         }
         debug_assert!(segment_crosses(sa[i], sa[j], [e0; 3]));
-        let n = *n_b.get_or_insert_with(|| (pb[1] - pb[0]).cross(pb[2] - pb[0]));
+        let n = plane_b.n;
         // Walked in A's winding, the edge enters B iff it goes from the + to the − side.
         let entering_winding = sa[i] > 0;
         let forward = ia[i] < ia[j];
@@ -137,7 +186,6 @@ pub(crate) fn pair_hit(
         );
         count += 1;
     }
-    let mut n_a: Option<DVec3> = None;
     for i in 0..3 {
         let j = (i + 1) % 3;
         if sb[i] * sb[j] >= 0 {
@@ -147,7 +195,7 @@ pub(crate) fn pair_hit(
         if e0 == 0 || sign(1, i) != e0 || sign(2, i) != e0 {
             continue;
         }
-        let n = *n_a.get_or_insert_with(|| (pa[1] - pa[0]).cross(pa[2] - pa[0]));
+        let n = plane_a.n;
         let entering_winding = sb[i] > 0;
         let forward = ib[i] < ib[j];
         let point = if forward {

@@ -19,6 +19,8 @@ pub struct SurfaceTopology {
     pub(crate) edge_owner: Vec<u32>,
     /// For triangle `t`, its shell.
     pub(crate) tri_shell: Vec<u32>,
+    /// For triangle `t`, its own [`TriangleSums`] (what a flood fill adds per triangle).
+    pub(crate) tri_sums: Vec<TriangleSums>,
     /// The shells.
     pub(crate) shells: Vec<Shell>,
     /// Triangles ordered by shell (`shells[i].triangles` indexes into it).
@@ -52,6 +54,24 @@ pub(crate) struct TriangleSums {
 }
 
 impl TriangleSums {
+    /// The sums of the one triangle `p`.
+    #[inline]
+    pub(crate) fn of(p: [Vec3; 3]) -> Self {
+        let mut s = Self::default();
+        s.add(p);
+        s
+    }
+
+    /// Adds another sum.
+    #[inline]
+    pub(crate) fn merge(&mut self, o: &TriangleSums) {
+        self.area += o.area;
+        self.volume += o.volume;
+        self.moment += o.moment;
+        self.abs_area += o.abs_area;
+        self.weighted_centroid += o.weighted_centroid;
+    }
+
     /// Adds the triangle `p` (in the mesh's frame).
     #[inline]
     pub(crate) fn add(&mut self, p: [Vec3; 3]) {
@@ -134,9 +154,13 @@ impl SurfaceTopology {
                 sums,
             });
         }
+        let tri_sums = (0..n)
+            .map(|t| TriangleSums::of(solid.triangle(t)))
+            .collect();
         Self {
             tri_edges,
             tri_neighbours,
+            tri_sums,
             edge_vertices,
             edge_owner,
             tri_shell,

@@ -792,3 +792,84 @@ fn bad_input_is_refused() {
         Err(VolumeError::TreeMismatch { .. })
     ));
 }
+
+/// The real bunny (../shared/meshes/bunny25k.obj, outside the project: `#[ignore]`d): the exact
+/// volume agrees with parry3d's mesh boolean at tumbling poses, and the stages are timed (a
+/// profile for development; the figures to report come from `interfere bench volume`).
+#[test]
+#[ignore = "needs ../shared/meshes/bunny25k.obj"]
+fn bunny25k_profile() {
+    // On-CPU time of this thread (the machine is shared: wall time is not ours alone).
+    struct Instant(u64);
+    impl Instant {
+        fn now() -> Self {
+            let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+            Self(
+                s.split_whitespace()
+                    .next()
+                    .and_then(|x| x.parse().ok())
+                    .unwrap_or(0),
+            )
+        }
+        fn elapsed(&self) -> std::time::Duration {
+            std::time::Duration::from_nanos(Self::now().0 - self.0)
+        }
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/meshes/bunny25k.obj");
+    let mesh = crate::io::load_mesh(&path, &crate::mesh::MeshOptions::default())
+        .unwrap()
+        .normalized_to_unit_cube();
+    let s = Solid::new(mesh).unwrap();
+    let ev = ExactVolume::new(&s, &s);
+    let col = Collider::new(s.mesh().clone());
+    col.prepare(Method::Obb);
+    ev.prepare(Traversal::Obb);
+    for d in [1.0, 0.5] {
+        let n = 20;
+        let mut best = [f64::INFINITY; 3];
+        let mut inside = [0usize; 2];
+        for _rep in 0..5 {
+            let (mut t_narrow, mut t_exact, mut t_fused) = (0.0, 0.0, 0.0);
+            inside = [0; 2];
+            for i in 0..n {
+                let golden = (1.0 + 5f64.sqrt()) / 2.0;
+                let alpha = std::f64::consts::TAU * i as f64 / n as f64;
+                let beta = std::f64::consts::TAU * (i as f64 * golden).fract();
+                let p = DPose {
+                    rotation: DMat3::from_rotation_x(beta) * DMat3::from_rotation_z(alpha),
+                    translation: DVec3::new(d, 0.0, 0.0),
+                };
+                let t = Instant::now();
+                let pairs = col.all_pairs(&col, &p, Method::Obb).unwrap();
+                t_narrow += t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let r = ev.compute(&p, &pairs, &options()).unwrap();
+                t_exact += t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let f = ev
+                    .compute_traversing(&p, Traversal::Obb, &options())
+                    .unwrap();
+                t_fused += t.elapsed().as_secs_f64();
+                assert_eq!(r.volume.to_bits(), f.volume.to_bits());
+                inside[0] += r.inside_triangles[0];
+                inside[1] += r.inside_triangles[1];
+            }
+
+            best = [
+                best[0].min(t_narrow),
+                best[1].min(t_exact),
+                best[2].min(t_fused),
+            ];
+        }
+        let [t_narrow, t_exact, t_fused] = best;
+        eprintln!("inside triangles per query: {:?}", inside.map(|x| x / n));
+        let k = 1e3 / n as f64;
+        eprintln!(
+            "d {d}: narrow {:.3} ms, exact on its pairs {:.3} ms, fused {:.3} ms",
+            t_narrow * k,
+            t_exact * k,
+            t_fused * k
+        );
+    }
+}
