@@ -205,6 +205,8 @@ pub(crate) struct Placed<'a> {
     pub(crate) b_to_a: &'a DPose,
     /// Each solid's bounding box in its own frame.
     pub(crate) bounds: [[DVec3; 2]; 2],
+    /// The perturbation's direction (`±1`).
+    pub(crate) dir: i8,
 }
 
 impl Placed<'_> {
@@ -230,12 +232,19 @@ impl Placed<'_> {
     }
 
     /// Whether vertex `v` of mesh `m` lies inside the other solid (exact, perturbed).
-    fn point_inside_other(&self, m: usize, v: u32) -> bool {
+    fn point_inside_other(&self, m: usize, v: u32, sym: &mut bool) -> bool {
         let p = self.vertex(m, v);
         if m == 0 {
-            a_point_in_b(p, self.solids[1], self.b_to_a, self.bounds[1])
+            a_point_in_b(
+                p,
+                self.solids[1],
+                self.b_to_a,
+                self.bounds[1],
+                self.dir,
+                sym,
+            )
         } else {
-            b_point_in_a(p, self.solids[0], self.bounds[0])
+            b_point_in_a(p, self.solids[0], self.bounds[0], self.dir, sym)
         }
     }
 
@@ -293,6 +302,7 @@ pub(crate) fn assemble(
     candidate_count: usize,
     options: &ExactOptions,
     scratch: &mut Scratch,
+    symbolic: &mut bool,
 ) -> Result<ExactResult, VolumeError> {
     let topo = placed.topo;
     for m in 0..2 {
@@ -452,7 +462,7 @@ pub(crate) fn assemble(
         for p in pieces.iter().filter(|p| p.mesh == m) {
             let v = placed.solids[m].triangles()[p.tri as usize][0];
             if scratch.mesh[m].status(v).is_none() {
-                let inside = placed.point_inside_other(m, v);
+                let inside = placed.point_inside_other(m, v, symbolic);
                 point_tests += 1;
                 scratch.mesh[m].anchor(v, inside);
             }
@@ -612,7 +622,7 @@ pub(crate) fn assemble(
                 continue;
             }
             point_tests += 1;
-            if placed.point_inside_other(m, shell.vertex) {
+            if placed.point_inside_other(m, shell.vertex, symbolic) {
                 let node = uf.len() as u32;
                 uf.push(node);
                 contained.push((m, si, node));
@@ -758,6 +768,7 @@ pub(crate) fn assemble(
         contained_shells: [0, 0],
         point_tests,
         closure,
+        symmetrized: false,
     };
     for p in &pieces {
         result.crossing_triangles[p.mesh] += 1;

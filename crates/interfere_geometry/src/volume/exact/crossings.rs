@@ -21,7 +21,7 @@
 //! edge), each from the edge's vertices in a fixed order (smaller vertex index first) and the
 //! crossed triangle, so the two triangles sharing an edge get the very same point.
 
-use super::predicates::{edge_edge, segment_crosses, side_of_a_point, side_of_b_point};
+use super::predicates::{edge_edge_dir, segment_crosses, side_of_a_point_dir, side_of_b_point_dir};
 use glam::DVec3;
 
 /// One end of an intersection segment: an edge of one triangle crossing the other triangle.
@@ -115,15 +115,18 @@ impl Plane {
 
 /// The crossings of triangle `ta` of A (vertex indices `ia`, corners `pa`, in A's frame) and
 /// triangle `tb` of B (`ib`, `pb`, B already placed in A's frame). `Ok(None)` when they do not
-/// cross.
+/// cross. B is perturbed by `dir · t` (`dir = ±1`); `symbolic` is set when a perturbation term
+/// decided a sign.
 #[inline]
 pub(crate) fn pair_hit(
     (ta, ia, pa): (u32, [u32; 3], [DVec3; 3]),
     (tb, ib, pb): (u32, [u32; 3], [DVec3; 3]),
+    dir: i8,
+    symbolic: &mut bool,
 ) -> Result<Option<PairHit>, Inconsistent> {
     let plane_a = Plane::new(&pa);
     let sb = pb.map(|b| match plane_a.side(b) {
-        0 => side_of_b_point(pa[0], pa[1], pa[2], b),
+        0 => side_of_b_point_dir(pa[0], pa[1], pa[2], b, dir, symbolic),
         s => s,
     });
     if !(sb.contains(&1) && sb.contains(&-1)) {
@@ -131,7 +134,7 @@ pub(crate) fn pair_hit(
     }
     let plane_b = Plane::new(&pb);
     let sa = pa.map(|a| match plane_b.side(a) {
-        0 => side_of_a_point(pb[0], pb[1], pb[2], a),
+        0 => side_of_a_point_dir(pb[0], pb[1], pb[2], a, dir, symbolic),
         s => s,
     });
     if !(sa.contains(&1) && sa.contains(&-1)) {
@@ -141,7 +144,14 @@ pub(crate) fn pair_hit(
     let mut ee = [[2i8; 3]; 3];
     let mut sign = |i: usize, j: usize| {
         if ee[i][j] == 2 {
-            ee[i][j] = edge_edge(pa[i], pa[(i + 1) % 3], pb[j], pb[(j + 1) % 3]);
+            ee[i][j] = edge_edge_dir(
+                pa[i],
+                pa[(i + 1) % 3],
+                pb[j],
+                pb[(j + 1) % 3],
+                dir,
+                symbolic,
+            );
         }
         ee[i][j]
     };

@@ -11,14 +11,21 @@
 //! triangles that no crossing edge anchors, and for a shell with no crossing whose box meets
 //! the other solid's box.
 
-use super::predicates::{edge_edge, side_of_a_point, side_of_b_point};
+use super::predicates::{edge_edge_dir, side_of_a_point_dir, side_of_b_point_dir};
 use crate::pose::DPose;
 use crate::topology::Solid;
 use glam::DVec3;
 
 /// Whether the vertex `p` of A (in A's frame) lies inside B placed by `b_to_a` (and perturbed),
 /// `b_bounds` being B's bounding box in its own frame.
-pub(crate) fn a_point_in_b(p: DVec3, b: &Solid, b_to_a: &DPose, b_bounds: [DVec3; 2]) -> bool {
+pub(crate) fn a_point_in_b(
+    p: DVec3,
+    b: &Solid,
+    b_to_a: &DPose,
+    b_bounds: [DVec3; 2],
+    dir: i8,
+    sym: &mut bool,
+) -> bool {
     // Along B's local x axis: in B's frame the segment is (nearly) axis-parallel.
     let rt = b_to_a.rotation.transpose();
     let pl = rt * (p - b_to_a.translation);
@@ -41,13 +48,16 @@ pub(crate) fn a_point_in_b(p: DVec3, b: &Solid, b_to_a: &DPose, b_bounds: [DVec3
             continue;
         }
         let t = tri.map(|i| b_to_a.transform_point(verts[i as usize]));
-        let sp = side_of_a_point(t[0], t[1], t[2], p);
-        let sf = side_of_a_point(t[0], t[1], t[2], f);
+        let sp = side_of_a_point_dir(t[0], t[1], t[2], p, dir, sym);
+        let sf = side_of_a_point_dir(t[0], t[1], t[2], f, dir, sym);
         if sp * sf >= 0 {
             continue;
         }
-        let e0 = edge_edge(p, f, t[0], t[1]);
-        if e0 != 0 && edge_edge(p, f, t[1], t[2]) == e0 && edge_edge(p, f, t[2], t[0]) == e0 {
+        let e0 = edge_edge_dir(p, f, t[0], t[1], dir, sym);
+        if e0 != 0
+            && edge_edge_dir(p, f, t[1], t[2], dir, sym) == e0
+            && edge_edge_dir(p, f, t[2], t[0], dir, sym) == e0
+        {
             // From the inner to the outer side: the segment leaves B here.
             winding += if sp < 0 { 1 } else { -1 };
         }
@@ -56,7 +66,13 @@ pub(crate) fn a_point_in_b(p: DVec3, b: &Solid, b_to_a: &DPose, b_bounds: [DVec3
 }
 
 /// Whether the vertex `q` of B (placed in A's frame, then perturbed) lies inside A.
-pub(crate) fn b_point_in_a(q: DVec3, a: &Solid, a_bounds: [DVec3; 2]) -> bool {
+pub(crate) fn b_point_in_a(
+    q: DVec3,
+    a: &Solid,
+    a_bounds: [DVec3; 2],
+    dir: i8,
+    sym: &mut bool,
+) -> bool {
     let extent = (a_bounds[1] - a_bounds[0]).length();
     let length = (a_bounds[1].x - q.x).max(0.0) + extent + 1.0;
     let f = DVec3::new(q.x + length, q.y, q.z);
@@ -75,13 +91,16 @@ pub(crate) fn b_point_in_a(q: DVec3, a: &Solid, a_bounds: [DVec3; 2]) -> bool {
         {
             continue;
         }
-        let sq = side_of_b_point(t[0], t[1], t[2], q);
-        let sf = side_of_b_point(t[0], t[1], t[2], f);
+        let sq = side_of_b_point_dir(t[0], t[1], t[2], q, dir, sym);
+        let sf = side_of_b_point_dir(t[0], t[1], t[2], f, dir, sym);
         if sq * sf >= 0 {
             continue;
         }
-        let e0 = edge_edge(t[0], t[1], q, f);
-        if e0 != 0 && edge_edge(t[1], t[2], q, f) == e0 && edge_edge(t[2], t[0], q, f) == e0 {
+        let e0 = edge_edge_dir(t[0], t[1], q, f, dir, sym);
+        if e0 != 0
+            && edge_edge_dir(t[1], t[2], q, f, dir, sym) == e0
+            && edge_edge_dir(t[2], t[0], q, f, dir, sym) == e0
+        {
             winding += if sq < 0 { 1 } else { -1 };
         }
     }

@@ -173,6 +173,10 @@ pub struct ExactResult {
     pub point_tests: usize,
     /// `Σ ∫ n dA` over all pieces of both surfaces: zero up to rounding (a self-check).
     pub closure: DVec3,
+    /// Whether the input was degenerate (a perturbation term decided some sign: touching or
+    /// coplanar faces, a vertex on a face, ...) and the gradients are the mean of those for the
+    /// perturbations `+t` and `−t` (the two one-sided gradients at a kink of the volume).
+    pub symmetrized: bool,
 }
 
 impl ExactResult {
@@ -281,12 +285,13 @@ impl<'a> ExactVolume<'a> {
         [&self.topo[0], &self.topo[1]]
     }
 
-    fn placed<'s>(&'s self, b_to_a: &'s DPose) -> Placed<'s> {
+    fn placed<'s>(&'s self, b_to_a: &'s DPose, dir: i8) -> Placed<'s> {
         Placed {
             solids: [self.a, self.b],
             topo: [&self.topo[0], &self.topo[1]],
             b_to_a,
             bounds: self.bounds,
+            dir,
         }
     }
 
@@ -358,24 +363,26 @@ impl<'a> ExactVolume<'a> {
         }
         .min(pairs.len() / PAIRS_PER_THREAD)
         .max(1);
-        let run = |chunk: &[(u32, u32)]| -> Result<Vec<PairHit>, Inconsistent> {
+        let run = |chunk: &[(u32, u32)], dir: i8| -> Result<(Vec<PairHit>, bool), Inconsistent> {
             let mut out = Vec::new();
+            let mut symbolic = false;
             for &(ta, tb) in chunk {
                 let (x, y) = self.pair_input(b_to_a, ta, tb);
-                if let Some(h) = pair_hit(x, y)? {
+                if let Some(h) = pair_hit(x, y, dir, &mut symbolic)? {
                     out.push(h);
                 }
             }
-            Ok(out)
+            Ok((out, symbolic))
         };
-        let hits: Vec<PairHit> = if threads == 1 {
-            run(pairs).map_err(inconsistent)?
-        } else {
+        let hits_for = |dir: i8| -> Result<(Vec<PairHit>, bool), VolumeError> {
+            if threads == 1 {
+                return run(pairs, dir).map_err(inconsistent);
+            }
             let chunk = pairs.len().div_ceil(threads);
-            let parts: Vec<Result<Vec<PairHit>, Inconsistent>> = std::thread::scope(|s| {
+            let parts: Vec<Result<(Vec<PairHit>, bool), Inconsistent>> = std::thread::scope(|s| {
                 let handles: Vec<_> = pairs
                     .chunks(chunk)
-                    .map(|c| s.spawn(move || run(c)))
+                    .map(|c| s.spawn(move || run(c, dir)))
                     .collect();
                 handles
                     .into_iter()
@@ -383,12 +390,22 @@ impl<'a> ExactVolume<'a> {
                     .collect()
             });
             let mut hits = Vec::new();
+            let mut symbolic = false;
             for p in parts {
-                hits.extend(p.map_err(inconsistent)?);
+                let (h, s) = p.map_err(inconsistent)?;
+                hits.extend(h);
+                symbolic |= s;
             }
-            hits
+            Ok((hits, symbolic))
         };
-        self.finish(b_to_a, &hits, pairs.len(), options)
+        let (hits, mut symbolic) = hits_for(1)?;
+        let first = self.finish(b_to_a, &hits, pairs.len(), options, 1, &mut symbolic)?;
+        if !symbolic {
+            return Ok(first);
+        }
+        let (hits, mut s2) = hits_for(-1)?;
+        let second = self.finish(b_to_a, &hits, pairs.len(), options, -1, &mut s2)?;
+        Ok(symmetrize(first, second))
     }
 
     /// Like [`Self::compute`], finding the candidate pairs itself with a traversal of both
@@ -401,6 +418,23 @@ impl<'a> ExactVolume<'a> {
         options: &ExactOptions,
     ) -> Result<ExactResult, VolumeError> {
         self.check(b_to_a, options)?;
+        let (first, symbolic) = self.traversing(b_to_a, traversal, options, 1)?;
+        if !symbolic {
+            return Ok(first);
+        }
+        let (second, _) = self.traversing(b_to_a, traversal, options, -1)?;
+        Ok(symmetrize(first, second))
+    }
+
+    /// One traversal with the perturbation `dir · t`.
+    fn traversing(
+        &self,
+        b_to_a: &DPose,
+        traversal: Traversal,
+        options: &ExactOptions,
+        dir: i8,
+    ) -> Result<(ExactResult, bool), VolumeError> {
+        let mut symbolic = false;
         let mut hits = Vec::new();
         let mut candidates = 0usize;
         let mut failure: Option<Inconsistent> = None;
@@ -419,7 +453,7 @@ impl<'a> ExactVolume<'a> {
             if amax.cmplt(bmin).any() || bmax.cmplt(amin).any() {
                 return;
             }
-            match pair_hit(x, y) {
+            match pair_hit(x, y, dir, &mut symbolic) {
                 Ok(Some(h)) => hits.push(h),
                 Ok(None) => {}
                 Err(e) => failure = Some(e),
@@ -443,7 +477,8 @@ impl<'a> ExactVolume<'a> {
         // The traversal's order depends on the trees, not the threads; sort for a canonical
         // order anyway (the result must not depend on how pairs were found).
         hits.sort_unstable_by_key(|h| (h.ta, h.tb));
-        self.finish(b_to_a, &hits, candidates, options)
+        let r = self.finish(b_to_a, &hits, candidates, options, dir, &mut symbolic)?;
+        Ok((r, symbolic))
     }
 
     /// Builds the tree a traversal needs now rather than on the first query.
@@ -466,6 +501,8 @@ impl<'a> ExactVolume<'a> {
         hits: &[PairHit],
         candidates: usize,
         options: &ExactOptions,
+        dir: i8,
+        symbolic: &mut bool,
     ) -> Result<ExactResult, VolumeError> {
         let mut scratch = self
             .scratch
@@ -474,17 +511,47 @@ impl<'a> ExactVolume<'a> {
             .and_then(|mut s| s.take())
             .unwrap_or_default();
         let result = assemble::assemble(
-            &self.placed(b_to_a),
+            &self.placed(b_to_a, dir),
             hits,
             candidates,
             options,
             &mut scratch,
+            symbolic,
         );
         if let Ok(mut slot) = self.scratch.try_lock() {
             *slot = Some(scratch);
         }
         result
     }
+}
+
+/// The result for `+t` with the gradients averaged with those for `−t` (the volume is the same
+/// for both, up to rounding). Regions are averaged pairwise when both perturbations give the same
+/// number of regions (the usual case: aligned faces); when only one gives regions (faces that
+/// touch without overlap) its regions are kept with half their gradients; otherwise (both give
+/// regions, in different numbers: not seen in the tests) the regions are those of `+t`.
+fn symmetrize(mut first: ExactResult, mut second: ExactResult) -> ExactResult {
+    first.translation_gradient = 0.5 * (first.translation_gradient + second.translation_gradient);
+    first.rotation_gradient = 0.5 * (first.rotation_gradient + second.rotation_gradient);
+    if first.regions.is_empty() != second.regions.is_empty() {
+        if first.regions.is_empty() {
+            first.regions = std::mem::take(&mut second.regions);
+        }
+        for r in &mut first.regions {
+            r.translation_gradient *= 0.5;
+            r.rotation_gradient *= 0.5;
+        }
+    } else if first.regions.len() == second.regions.len() {
+        for (r, q) in first.regions.iter_mut().zip(&second.regions) {
+            // q's rotation gradient about r's point.
+            let q_rot = q.rotation_gradient + (q.point - r.point).cross(q.translation_gradient);
+            r.translation_gradient = 0.5 * (r.translation_gradient + q.translation_gradient);
+            r.rotation_gradient = 0.5 * (r.rotation_gradient + q_rot);
+            r.normal = (-r.translation_gradient).normalize_or_zero();
+        }
+    }
+    first.symmetrized = true;
+    first
 }
 
 fn inconsistent(e: Inconsistent) -> VolumeError {

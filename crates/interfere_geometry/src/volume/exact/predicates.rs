@@ -87,6 +87,57 @@ fn first_nonzero(signs: [i8; 3]) -> i8 {
     }
 }
 
+/// [`side_of_b_point`] with the perturbation `dir · t` (`dir = ±1`); sets `symbolic` when the
+/// unperturbed determinant vanished and the perturbation decided.
+#[inline]
+pub fn side_of_b_point_dir(
+    a0: DVec3,
+    a1: DVec3,
+    a2: DVec3,
+    b: DVec3,
+    dir: i8,
+    symbolic: &mut bool,
+) -> i8 {
+    match plane_side(a0, a1, a2, b) {
+        0 => {
+            *symbolic = true;
+            dir * first_nonzero(normal_signs(a0, a1, a2))
+        }
+        s => s,
+    }
+}
+
+/// [`side_of_a_point`] with the perturbation `dir · t`; sets `symbolic` as above.
+#[inline]
+pub fn side_of_a_point_dir(
+    b0: DVec3,
+    b1: DVec3,
+    b2: DVec3,
+    a: DVec3,
+    dir: i8,
+    symbolic: &mut bool,
+) -> i8 {
+    match plane_side(b0, b1, b2, a) {
+        0 => {
+            *symbolic = true;
+            -dir * first_nonzero(normal_signs(b0, b1, b2))
+        }
+        s => s,
+    }
+}
+
+/// [`edge_edge`] with the perturbation `dir · t`; sets `symbolic` as above.
+#[inline]
+pub fn edge_edge_dir(p: DVec3, q: DVec3, r: DVec3, s: DVec3, dir: i8, symbolic: &mut bool) -> i8 {
+    match plane_side(p, q, r, s) {
+        0 => {
+            *symbolic = true;
+            dir * first_nonzero(cross_of_differences_signs(s, r, q, p))
+        }
+        d => d,
+    }
+}
+
 /// Side of the perturbed point `b + t` of B against the plane of triangle `(a0, a1, a2)` of A:
 /// `+1` on the side its normal points to (outside, for an outward triangle), `-1` on the other,
 /// `0` only when the triangle has zero area.

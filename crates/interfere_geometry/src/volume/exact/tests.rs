@@ -114,7 +114,14 @@ fn crossings_are_zero_or_two_and_agree_with_the_closed_test() {
         };
         let pa = [pt(), pt(), pt()];
         let pb = [pt(), pt(), pt()];
-        let hit = pair_hit((0, [0, 1, 2], pa), (0, [0, 1, 2], pb)).expect("0 or 2 crossings");
+        let mut symbolic = false;
+        let hit = pair_hit((0, [0, 1, 2], pa), (0, [0, 1, 2], pb), 1, &mut symbolic)
+            .expect("0 or 2 crossings");
+        let minus = pair_hit((0, [0, 1, 2], pa), (0, [0, 1, 2], pb), -1, &mut symbolic)
+            .expect("0 or 2 crossings for -t");
+        if minus.is_some() {
+            assert!(triangles_intersect(pa, pb));
+        }
         let closed = triangles_intersect(pa, pb);
         if hit.is_some() {
             assert!(closed, "{pa:?} {pb:?}");
@@ -534,17 +541,22 @@ fn box_resting_flat_on_a_slab() {
     let below = shift(DVec3::new(0.2, -0.1, -1.0));
     let r = exact(&cube, &slab, &below);
     assert_eq!(r.volume.abs(), 0.0, "{}", r.volume);
-    // Defined one-sided gradient: raising the slab (B) by t.z > 0 makes them overlap: +z, the
-    // cube's footprint.
+    // Defined gradient at the kink: raising the slab (B) overlaps at the rate of the cube's
+    // footprint (+z, 1), lowering it does not (0); the result is their mean.
+    assert!(r.symmetrized);
     assert!(
-        (r.translation_gradient - DVec3::new(0.0, 0.0, 1.0)).length() < 1e-12,
+        (r.translation_gradient - DVec3::new(0.0, 0.0, 0.5)).length() < 1e-12,
         "{}",
         r.translation_gradient
     );
-    // Swapped roles: B (cube) above A (slab) moves up by t: no overlap, no gradient.
+    // Swapped roles: the same contact seen from the cube: the mean is −z/2.
     let r = exact(&slab, &cube, &below.inverse());
     assert_eq!(r.volume, 0.0);
-    assert_eq!(r.translation_gradient, DVec3::ZERO);
+    assert!(
+        (r.translation_gradient - DVec3::new(0.0, 0.0, -0.5)).length() < 1e-12,
+        "{}",
+        r.translation_gradient
+    );
     // Sunk exactly flush: the slab's top face at the cube's centre plane.
     let flush = shift(DVec3::new(0.2, -0.1, -0.5));
     let r = exact(&cube, &slab, &flush);
@@ -552,6 +564,38 @@ fn box_resting_flat_on_a_slab() {
     assert!((r.translation_gradient - DVec3::Z).length() < 1e-12);
     assert_eq!(r.regions.len(), 1);
     assert!((r.regions[0].normal + DVec3::Z).length() < 1e-12);
+}
+
+#[test]
+fn aligned_faces_give_no_sideways_gradient() {
+    // Two unit cubes offset along x only: their y and z faces are coplanar. The volume is
+    // 1 − x; the gradient must be exactly (−1, 0, 0), not a one-sided derivative across the
+    // aligned faces (which would push B sideways).
+    let c = shapes::cuboid(Vec3::splat(0.5));
+    for x in [0.25, 0.5, 0.75] {
+        let r = exact(&c, &c, &shift(DVec3::new(x, 0.0, 0.0)));
+        assert!(r.symmetrized);
+        assert!((r.volume - (1.0 - x)).abs() < 1e-12);
+        assert!(
+            (r.translation_gradient - DVec3::new(-1.0, 0.0, 0.0)).length() < 1e-12,
+            "{x}: {}",
+            r.translation_gradient
+        );
+        assert_eq!(r.regions.len(), 1);
+        assert!((r.regions[0].normal - DVec3::X).length() < 1e-12);
+    }
+    // A box stacked on another with aligned sides, sunk a little: pushed straight up.
+    let b = shapes::cuboid(Vec3::new(0.5, 0.5, 0.25));
+    let r = exact(&c, &b, &shift(DVec3::new(0.0, 0.0, 0.7)));
+    assert!((r.volume - 0.05).abs() < 1e-12, "{}", r.volume);
+    assert!((r.translation_gradient - DVec3::new(0.0, 0.0, -1.0)).length() < 1e-12);
+    // A generic pose is not symmetrized.
+    let r = exact(
+        &c,
+        &b,
+        &pose(DVec3::new(1.0, 2.0, 3.0), 0.3, DVec3::new(0.1, 0.2, 0.6)),
+    );
+    assert!(!r.symmetrized && r.volume > 0.0);
 }
 
 #[test]
