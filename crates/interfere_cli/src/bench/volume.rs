@@ -436,11 +436,12 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
             d.distance, d.overlapping_poses, d.mean_exact_volume,
         );
         println!(
-            "  {:<13} {:>7} {:>9} {:>9} {:>10} {:>9} {:>10} {:>9} {:>7}",
+            "  {:<13} {:>7} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10} {:>9} {:>7}",
             "exact",
             "threads",
             "mean ms",
             "max ms",
+            "cpu ms",
             "narrow ms",
             "exact ms",
             "candidates",
@@ -450,11 +451,12 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
         let opt = |x: Option<f64>| x.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
         for e in &d.exact {
             println!(
-                "  {:<13} {:>7} {:>9.3} {:>9.3} {:>10} {:>9} {:>10.0} {:>9.0} {:>7.2}",
+                "  {:<13} {:>7} {:>9.3} {:>9.3} {:>9} {:>10} {:>9} {:>10.0} {:>9.0} {:>7.2}",
                 e.variant,
                 e.threads,
                 e.mean_ms,
                 e.max_ms,
+                opt(e.cpu_mean_ms),
                 opt(e.narrow_mean_ms),
                 opt(e.exact_mean_ms),
                 e.candidates,

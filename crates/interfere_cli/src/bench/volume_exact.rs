@@ -30,6 +30,9 @@ pub struct ExactRow {
     pub mean_ms: f64,
     /// Slowest query.
     pub max_ms: f64,
+    /// Mean on-CPU ms per query of the calling thread (Linux `/proc/thread-self/schedstat`;
+    /// one-thread rows only): what the query cost when the machine is shared.
+    pub cpu_mean_ms: Option<f64>,
     /// Of the mean: the narrow phase (all pairs), for `narrow+exact`.
     pub narrow_mean_ms: Option<f64>,
     /// Of the mean: `ExactVolume::compute` on the narrow phase's pairs, for `narrow+exact`.
@@ -70,6 +73,16 @@ pub struct ExactRows {
     pub parry: Option<ParryRow>,
 }
 
+/// On-CPU nanoseconds of the calling thread so far (Linux), for the `cpu_mean_ms` column.
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// Times the exact variants and the parry peer over `poses`.
 pub fn run(
     solid: &Solid,
@@ -105,6 +118,7 @@ pub fn run(
         let (mut narrow, mut compute, mut max, mut cand, mut cross, mut regions) =
             (0.0, 0.0, 0.0f64, 0.0, 0.0, 0.0);
         let mut vs = Vec::with_capacity(poses.len());
+        let cpu0 = thread_cpu_ns();
         for p in poses {
             let t0 = Instant::now();
             let pairs = collider
@@ -124,6 +138,7 @@ pub fn run(
             regions += r.regions.len() as f64;
             vs.push(r.volume);
         }
+        let cpu1 = thread_cpu_ns();
         check(vs, "narrow+exact")?;
         let k = poses.len() as f64;
         rows.push(ExactRow {
@@ -131,6 +146,10 @@ pub fn run(
             threads: t,
             mean_ms: (narrow + compute) / k,
             max_ms: max,
+            cpu_mean_ms: match (cpu0, cpu1, t) {
+                (Some(a), Some(b), 1) => Some((b - a) as f64 * 1e-6 / k),
+                _ => None,
+            },
             narrow_mean_ms: Some(narrow / k),
             exact_mean_ms: Some(compute / k),
             candidates: cand / k,
@@ -149,6 +168,7 @@ pub fn run(
         };
         let (mut sum, mut max, mut cand, mut cross, mut regions) = (0.0, 0.0f64, 0.0, 0.0, 0.0);
         let mut vs = Vec::with_capacity(poses.len());
+        let cpu0 = thread_cpu_ns();
         for p in poses {
             let t0 = Instant::now();
             let r = exact
@@ -162,6 +182,7 @@ pub fn run(
             regions += r.regions.len() as f64;
             vs.push(r.volume);
         }
+        let cpu1 = thread_cpu_ns();
         check(vs, variant)?;
         let k = poses.len() as f64;
         rows.push(ExactRow {
@@ -169,6 +190,10 @@ pub fn run(
             threads: 1,
             mean_ms: sum / k,
             max_ms: max,
+            cpu_mean_ms: match (cpu0, cpu1) {
+                (Some(a), Some(b)) => Some((b - a) as f64 * 1e-6 / k),
+                _ => None,
+            },
             narrow_mean_ms: None,
             exact_mean_ms: None,
             candidates: cand / k,
