@@ -21,8 +21,9 @@ const PATCH: u32 = 1 << 31;
 /// Per-mesh scratch arrays, valid where their stamp equals the query's.
 #[derive(Debug, Default)]
 pub(crate) struct MeshScratch {
-    tri_stamp: Vec<u32>,
-    tri_slot: Vec<u32>,
+    /// Per triangle `[stamp, slot]`, together so that a flood fill's neighbour check reads one
+    /// cache line.
+    tri_slot: Vec<[u32; 2]>,
     edge_stamp: Vec<u32>,
     edge_head: Vec<u32>,
     vert_stamp: Vec<u32>,
@@ -36,9 +37,8 @@ pub(crate) struct MeshScratch {
 
 impl MeshScratch {
     fn fit(&mut self, tris: usize, edges: usize, verts: usize) {
-        if self.tri_stamp.len() != tris {
-            self.tri_stamp = vec![0; tris];
-            self.tri_slot = vec![0; tris];
+        if self.tri_slot.len() != tris {
+            self.tri_slot = vec![[0, 0]; tris];
         }
         if self.edge_stamp.len() != edges {
             self.edge_stamp = vec![0; edges];
@@ -54,15 +54,16 @@ impl MeshScratch {
     }
 
     fn reset(&mut self) {
-        self.tri_stamp.fill(0);
+        self.tri_slot.fill([0, 0]);
         self.edge_stamp.fill(0);
         self.vert_stamp.fill(0);
     }
 
     #[inline]
     fn slot(&self, stamp: u32, t: u32) -> u32 {
-        if self.tri_stamp[t as usize] == stamp {
-            self.tri_slot[t as usize]
+        let [s, v] = self.tri_slot[t as usize];
+        if s == stamp {
+            v
         } else {
             NONE
         }
@@ -70,8 +71,7 @@ impl MeshScratch {
 
     #[inline]
     fn set_slot(&mut self, stamp: u32, t: u32, v: u32) {
-        self.tri_stamp[t as usize] = stamp;
-        self.tri_slot[t as usize] = v;
+        self.tri_slot[t as usize] = [stamp, v];
     }
 
     #[inline]
