@@ -62,11 +62,7 @@ impl MeshScratch {
     #[inline]
     fn slot(&self, stamp: u32, t: u32) -> u32 {
         let [s, v] = self.tri_slot[t as usize];
-        if s == stamp {
-            v
-        } else {
-            NONE
-        }
+        if s == stamp { v } else { NONE }
     }
 
     #[inline]
