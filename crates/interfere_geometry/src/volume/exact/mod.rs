@@ -461,13 +461,11 @@ impl<'a> ExactVolume<'a> {
         };
         match traversal {
             Traversal::Obb => {
-                let ta = self.obb[0].get_or_init(|| ObbTree::build(self.a));
-                let tb = self.obb[1].get_or_init(|| ObbTree::build(self.b));
+                let [ta, tb] = self.obb_trees();
                 traverse_obb(ta, tb, b_to_a, &mut leaf);
             }
             Traversal::Aabb => {
-                let ta = self.balanced[0].get_or_init(|| BalancedTree::build(self.a));
-                let tb = self.balanced[1].get_or_init(|| BalancedTree::build(self.b));
+                let [ta, tb] = self.balanced_trees();
                 traverse_balanced(ta, tb, b_to_a, &mut leaf);
             }
         }
@@ -481,16 +479,35 @@ impl<'a> ExactVolume<'a> {
         Ok((r, symbolic))
     }
 
+    /// Both OBBTrees (built on first use; one tree when A and B are the same solid).
+    fn obb_trees(&self) -> [&ObbTree; 2] {
+        let ta = self.obb[0].get_or_init(|| ObbTree::build(self.a));
+        if std::ptr::eq(self.a, self.b) {
+            return [ta, ta];
+        }
+        [ta, self.obb[1].get_or_init(|| ObbTree::build(self.b))]
+    }
+
+    /// Both balanced AABB trees (built on first use; one tree when A and B are the same solid).
+    fn balanced_trees(&self) -> [&BalancedTree; 2] {
+        let ta = self.balanced[0].get_or_init(|| BalancedTree::build(self.a));
+        if std::ptr::eq(self.a, self.b) {
+            return [ta, ta];
+        }
+        [
+            ta,
+            self.balanced[1].get_or_init(|| BalancedTree::build(self.b)),
+        ]
+    }
+
     /// Builds the tree a traversal needs now rather than on the first query.
     pub fn prepare(&self, traversal: Traversal) {
         match traversal {
             Traversal::Obb => {
-                self.obb[0].get_or_init(|| ObbTree::build(self.a));
-                self.obb[1].get_or_init(|| ObbTree::build(self.b));
+                self.obb_trees();
             }
             Traversal::Aabb => {
-                self.balanced[0].get_or_init(|| BalancedTree::build(self.a));
-                self.balanced[1].get_or_init(|| BalancedTree::build(self.b));
+                self.balanced_trees();
             }
         }
     }
