@@ -363,8 +363,6 @@ fn bench_volume_reports_time_and_error_per_resolution() {
         "3,1",
         "--tolerance",
         "0.01",
-        "--reference",
-        "64",
         "--steps",
         "3",
         "--json",
@@ -426,13 +424,45 @@ fn bench_volume_reports_time_and_error_per_resolution() {
             .unwrap()
             .is_finite()
     );
-    // Not one of the README's meshes: no manifold3d figure to compare with.
-    assert!(d[0]["manifold_ms"].is_null());
+    // The exact rows: narrow phase + exact on its pairs (1 and 2 threads), and the fused
+    // traversals, all with the same volume (the bench checks bit-equality), which is the
+    // reference of the errors; the peer parry3d ran on the same poses.
+    let exact = d[0]["exact"].as_array().unwrap();
+    let variants: Vec<&str> = exact
+        .iter()
+        .map(|e| e["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        variants,
+        ["narrow+exact", "narrow+exact", "fused-obb", "fused-aabb"]
+    );
+    assert_eq!(exact[1]["threads"], 2);
+    for e in exact {
+        assert!(e["mean_ms"].as_f64().unwrap() > 0.0);
+        assert!(e["crossing_pairs"].as_f64().unwrap() > 0.0);
+        assert_eq!(e["regions"], 1.0);
+    }
+    assert!(exact[0]["narrow_mean_ms"].as_f64().unwrap() > 0.0);
+    assert!(exact[0]["exact_mean_ms"].as_f64().unwrap() > 0.0);
+    // Two unit icospheres 1 apart: a lens of the polyhedra, about 1.25 (the balls' lens is
+    // 5π/12 = 1.309).
+    let mean = d[0]["mean_exact_volume"].as_f64().unwrap();
+    assert!((mean - 1.25).abs() < 0.06, "{mean}");
+    let parry = &d[0]["parry"];
+    assert_eq!(parry["failures"], 0);
+    assert!(parry["mean_ms"].as_f64().unwrap() > 0.0);
+    // parry3d's f32 boolean agrees with the exact volume to its tolerances.
     assert!(
-        v["distances"][0]["reference_self_difference"]
-            .as_f64()
+        parry["max_relative_error"].as_f64().unwrap() < 1e-2,
+        "{parry:?}"
+    );
+    assert_eq!(d[1]["exact"][0]["crossing_pairs"], 0.0);
+    // manifold3d is an outside reference only: text, no ratio.
+    assert!(
+        v["outside_reference"]
+            .as_str()
             .unwrap()
-            < 0.01
+            .contains("not run here")
     );
     // Bad arguments are refused with a message.
     let (ok, _, err) = interfere(&[
@@ -453,4 +483,57 @@ fn bench_volume_reports_time_and_error_per_resolution() {
         "2",
     ]);
     assert!(!ok && err.contains("--axes"), "{err}");
+}
+
+#[test]
+fn volume_method_exact_reports_volume_gradient_and_regions() {
+    let dir = temp_dir("volume-exact");
+    let cube = dir.join("cube.obj");
+    io::save_mesh(shapes::cuboid(Vec3::splat(0.5)).mesh(), &cube).unwrap();
+    let c = cube.to_str().unwrap();
+    // Offset by 0.5 along x: V = 1 − x exactly, and the force pushes B along +x.
+    let (ok, out, err) = interfere(&[
+        "volume", c, c, "--pose-b", "0.5,0,0", "--method", "exact", "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    assert_eq!(v["method"], "exact");
+    assert!((v["volume"].as_f64().unwrap() - 0.5).abs() < 1e-12, "{v}");
+    let fb = v["on_b"]["force"][0].as_f64().unwrap();
+    let fa = v["on_a"]["force"][0].as_f64().unwrap();
+    assert!(
+        (fb - 1.0).abs() < 1e-12 && (fa + 1.0).abs() < 1e-12,
+        "{fa} {fb}"
+    );
+    let regions = v["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 1);
+    assert!((regions[0]["normal"][0].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    assert!((regions[0]["volume"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    assert!(v["crossing_pairs"].as_u64().unwrap() > 0);
+    // With A posed in the world (rotated 90° about z and moved): the same volume; the force on B
+    // turns with A's frame (B sits at +y of A in the world now).
+    let (ok, out, err) = interfere(&[
+        "volume",
+        c,
+        c,
+        "--pose-a",
+        "3,0,0@0,0,1:90",
+        "--pose-b",
+        "3,0.5,0@0,0,1:90",
+        "--method",
+        "exact",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    assert!((v["volume"].as_f64().unwrap() - 0.5).abs() < 1e-6, "{v}");
+    let f = &v["on_b"]["force"];
+    assert!((f[1].as_f64().unwrap() - 1.0).abs() < 1e-5, "{f}");
+    assert!(f[0].as_f64().unwrap().abs() < 1e-5, "{f}");
+    // Text output names the regions; sampling options are refused.
+    let (ok, out, err) = interfere(&["volume", c, c, "--pose-b", "0.5,0,0", "--method", "exact"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("(exact)") && out.contains("region 0"), "{out}");
+    let (ok, _, err) = interfere(&["volume", c, c, "--method", "exact", "--tolerance", "0.01"]);
+    assert!(!ok && err.contains("--method exact"), "{err}");
 }

@@ -57,7 +57,8 @@ pub use sap::{PairTracking, ProxyId, SweepAndPrune, UpdateStats};
 pub use topology::{Edge, Solid, Topology};
 pub use tri_tri::{segment_intersects_triangle, triangles_intersect};
 pub use volume::{
-    AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Sampling, Tolerance, UniformOptions,
+    AdaptiveOptions, AdaptiveResult, AdaptiveVolume, ContactRegion, ExactOptions, ExactResult,
+    ExactVolume, Sampling, SurfacePiece, SurfaceTopology, Tolerance, Traversal, UniformOptions,
     UniformVolume, VolumeError, VolumeOnly, VolumeOnlyOptions, VolumeResult, adaptive_volume,
-    uniform_volume,
+    exact_volume, uniform_volume,
 };

@@ -7,6 +7,7 @@ pub mod sap;
 
 pub mod tumble;
 pub mod volume;
+pub mod volume_exact;
 
 use clap::Subcommand;
 
@@ -19,8 +20,8 @@ pub enum BenchCommand {
     Sap(sap::SapArgs),
     /// Kitamura colliding faces on two converging spheres: serial vs static vs dynamic.
     Faces(faces::FacesArgs),
-    /// Intersection volume in the tumbling protocol: time and error per resolution, vs the
-    /// exact volume of manifold3d (README figures).
+    /// Intersection volume in the tumbling protocol: the exact volume and its gradient, parry3d's
+    /// mesh boolean in the same run, and the uniform sampler's time and error per resolution.
     Volume(volume::VolumeBenchArgs),
 }
 

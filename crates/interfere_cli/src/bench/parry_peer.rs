@@ -6,6 +6,9 @@
 //!   `intersection_test` (GJK on two support maps) for each leaf pair;
 //! - *first hit*: `query::intersection_test` on the two `TriMesh` shapes.
 //!
+//! - *mesh boolean*: `transformation::intersect_meshes` and the volume of its result, the
+//!   in-process exact-volume peer of `bench volume`.
+//!
 //! parry's triangle test is not exact (it reports pairs a face plane provably separates), so its
 //! pair counts are printed for information, never compared for equality.
 
@@ -13,7 +16,7 @@ use interfere_geometry::TriMesh;
 use parry3d::bounding_volume::BoundingVolume;
 use parry3d::math::{Pose as PPose, Vec3 as PVec3};
 use parry3d::query;
-use parry3d::shape::TriMesh as PTriMesh;
+use parry3d::shape::{TriMesh as PTriMesh, TriMeshFlags};
 
 /// A mesh converted for parry3d.
 pub struct ParryMesh {
@@ -48,6 +51,59 @@ pub fn all_pairs(a: &ParryMesh, b: &ParryMesh, b_to_a: &PPose) -> Vec<(u32, u32)
         }
     }
     out
+}
+
+/// A mesh converted for parry3d's mesh boolean (`intersect_meshes`), which needs the half-edge
+/// topology and the pseudo-normals of an oriented mesh.
+pub struct ParryBoolean {
+    mesh: PTriMesh,
+}
+
+impl ParryBoolean {
+    /// Builds parry's `TriMesh` with topology from ours (a closed, outward-oriented solid).
+    pub fn new(mesh: &TriMesh) -> Result<Self, String> {
+        let vertices = mesh
+            .vertices()
+            .iter()
+            .map(|v| PVec3::new(v.x, v.y, v.z))
+            .collect();
+        let mesh = PTriMesh::with_flags(
+            vertices,
+            mesh.triangles().to_vec(),
+            TriMeshFlags::ORIENTED | TriMeshFlags::HALF_EDGE_TOPOLOGY,
+        )
+        .map_err(|e| format!("parry3d refused the mesh: {e:?}"))?;
+        Ok(Self { mesh })
+    }
+
+    /// The volume of `intersect_meshes(self, other placed by b_to_a)` (the signed volume of the
+    /// resulting mesh, summed in `f64`), `Ok(0.0)` when parry finds no intersection, `Err` when
+    /// the boolean fails.
+    pub fn intersection_volume(&self, other: &ParryBoolean, b_to_a: &PPose) -> Result<f64, String> {
+        let m = parry3d::transformation::intersect_meshes(
+            &PPose::IDENTITY,
+            &self.mesh,
+            false,
+            b_to_a,
+            &other.mesh,
+            false,
+        )
+        .map_err(|e| format!("{e:?}"))?;
+        let Some(m) = m else {
+            return Ok(0.0);
+        };
+        let v = m.vertices();
+        let mut sum = 0.0f64;
+        for t in m.indices() {
+            let [a, b, c] = t.map(|i| {
+                let q = v[i as usize];
+                [f64::from(q.x), f64::from(q.y), f64::from(q.z)]
+            });
+            sum += a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+                + a[2] * (b[0] * c[1] - b[1] * c[0]);
+        }
+        Ok(sum / 6.0)
+    }
 }
 
 /// parry's boolean mesh-mesh test.

@@ -1,26 +1,34 @@
-//! `interfere bench volume`: the intersection volume (Wang, Faure & Pai 2012, section 2.2,
-//! Eq. 1) in the tumbling protocol of `bench tumble`, against the exact volume of manifold3d.
+//! `interfere bench volume`: the intersection volume in the tumbling protocol of
+//! `bench tumble`: our exact volume and its gradient (Wang, Faure & Pai 2012, section 2.2,
+//! computed from the surfaces), its in-process exact peer (parry3d's mesh boolean), and the
+//! uniform ray sampler (Eq. 1) per resolution.
 //!
 //! Two copies of one mesh scaled into [-1,1]^3, the second tumbling at centre distance `d`
-//! (poses of [`tumble_pose`]). Per distance and per resolution `R` (lines per side of the
-//! overlap box on each of the three axes), every query of [`UniformVolume::compute`] (volume,
-//! per-vertex gradient, force and torque; the trees are built once, as a simulation does) is
-//! timed on one thread, and its relative error is taken against a reference: the same sampler
-//! at a much finer resolution (`--reference`, 256 by default). Whether the reference itself is
-//! converged is printed too: its difference to the sampler at half its resolution.
+//! (poses of [`tumble_pose`]). The exact rows (module `volume_exact`) time the narrow phase plus
+//! `ExactVolume::compute`, and the fused traversals, which must agree bit for bit; that exact
+//! volume is the reference of every error column. parry3d's `intersect_meshes` is timed on the
+//! same poses (its error against the exact volume is reported too).
+//!
+//! Per resolution `R` (lines per side of the overlap box on each of the three axes), every query
+//! of [`UniformVolume::compute`] (volume, per-vertex gradient, force and torque; the trees are
+//! built once, as a simulation does) is timed on one thread, with its relative error against
+//! the exact volume.
 //!
 //! The baseline in the same run is the sampler as it was before its blocks and bins: both meshes
 //! placed per query, one tree walk per line and mesh ([`RayMesh::cast_axis`]), volume only. It
 //! must give the sampler's volume bit for bit (the bench stops otherwise); its time against the
 //! sampler's is the speed-up of those changes.
 //!
-//! manifold3d is not a Rust crate, so it is not run in process: its exact-volume timings on this
-//! kind of machine, in this protocol, are the figures of `../shared/meshes/README.md`, which this
-//! bench prints beside ours (with the ratio) when the mesh and distance are among them.
+//! manifold3d is not a Rust crate, so it is not run in process: its exact-volume figures from
+//! `../shared/meshes/README.md` are printed as an outside reference only, labelled as such.
 
+use super::parry_peer::ParryBoolean;
 use super::tumble::tumble_pose;
+use super::volume_exact::{self, ExactRow, MANIFOLD_NOTE, ParryRow};
 use crate::output::{ms, print_json};
 use clap::Args;
+use interfere_geometry::interference::{Collider, Method};
+use interfere_geometry::volume::ExactVolume;
 use interfere_geometry::volume::{
     AxisRay, IntervalSweep, RayHit, RayMesh, Sampling, UniformOptions, UniformVolume, VolumeError,
     VolumeOnlyOptions,
@@ -57,9 +65,15 @@ pub struct VolumeBenchArgs {
     /// its estimated error is within it (`VolumeOnlyOptions::relative_tolerance`).
     #[arg(long)]
     tolerance: Option<f64>,
-    /// Resolution of the reference volume.
-    #[arg(long, default_value_t = 256)]
-    reference: u32,
+    /// Threads of the exact volume's per-pair work to time, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    exact_threads: Vec<usize>,
+    /// Skip parry3d's mesh boolean (the in-process exact peer).
+    #[arg(long)]
+    no_parry: bool,
+    /// Skip the uniform sampler's rows (exact rows and the peer only).
+    #[arg(long)]
+    no_uniform: bool,
     /// Tumbling steps per distance.
     #[arg(long, default_value_t = 100)]
     steps: usize,
@@ -67,14 +81,6 @@ pub struct VolumeBenchArgs {
     #[arg(long)]
     json: bool,
 }
-
-/// manifold3d's exact intersection volume, ms per query (`../shared/meshes/README.md`).
-const MANIFOLD_MS: [(&str, f64, f64); 4] = [
-    ("bunny25k", 1.0, 14.8),
-    ("bunny25k", 0.5, 19.2),
-    ("bunny100k", 1.0, 52.0),
-    ("bunny100k", 0.5, 77.0),
-];
 
 #[derive(Serialize)]
 struct ResolutionRow {
@@ -100,25 +106,23 @@ struct ResolutionRow {
     mean_relative_error: f64,
     p95_relative_error: f64,
     max_relative_error: f64,
-    /// Mean of the sampler's own error estimate, relative to the reference volume.
+    /// Mean of the sampler's own error estimate, relative to the exact volume.
     mean_estimated_error: f64,
     /// 95th percentile and maximum of |error| / estimated error over the poses.
     p95_error_over_estimate: f64,
     max_error_over_estimate: f64,
-    /// manifold3d's figure divided by our mean time.
-    manifold_ratio: Option<f64>,
 }
 
 #[derive(Serialize)]
 struct DistanceRow {
     distance: f64,
-    /// Poses whose reference volume is positive (the others are left out of the errors).
+    /// Poses whose exact volume is positive (the others are left out of the errors).
     overlapping_poses: usize,
-    mean_reference_volume: f64,
-    /// Largest relative difference between the reference and the sampler at half its
-    /// resolution (how far the reference may be from converged).
-    reference_self_difference: f64,
-    manifold_ms: Option<f64>,
+    mean_exact_volume: f64,
+    /// Our exact volume, timed several ways.
+    exact: Vec<ExactRow>,
+    /// parry3d's mesh boolean on the same poses.
+    parry: Option<ParryRow>,
     resolutions: Vec<ResolutionRow>,
 }
 
@@ -127,9 +131,12 @@ struct Report {
     mesh: String,
     triangles: usize,
     steps: usize,
-    reference_resolution: u32,
     build_ms: f64,
+    /// Building the exact volume's topologies and both OBBTrees.
+    exact_build_ms: f64,
     distances: Vec<DistanceRow>,
+    /// manifold3d's figures: an outside reference, not run here.
+    outside_reference: &'static str,
 }
 
 fn options(r: u32, coarse: u32) -> UniformOptions {
@@ -203,7 +210,8 @@ enum RowKind {
 }
 
 /// Times the sampler at resolution `r` (after a first pass of `f` lines per side when `f > 0`)
-/// over `poses`, with its errors against `reference`, and (`f = 0`) the baseline, which must
+/// over `poses`, with its errors against the exact volumes `reference`, and (`f = 0`) the
+/// baseline, which must
 /// agree bit for bit.
 #[allow(clippy::too_many_arguments)]
 fn time_row(
@@ -319,7 +327,6 @@ fn time_row(
         mean_estimated_error: mean(&estimates),
         p95_error_over_estimate: quantile(&over_estimate, 0.95),
         max_error_over_estimate: quantile(&over_estimate, 1.0),
-        manifold_ratio: None,
     })
 }
 
@@ -328,8 +335,11 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
     if args.steps == 0 {
         return Err("--steps must be at least 1".into());
     }
-    if args.reference < 2 || args.resolutions.contains(&0) {
-        return Err("resolutions must be positive and --reference at least 2".into());
+    if args.resolutions.contains(&0) {
+        return Err("resolutions must be positive".into());
+    }
+    if args.exact_threads.is_empty() {
+        return Err("--exact-threads needs at least one count".into());
     }
     if let Some(&a) = args.axes.iter().find(|&&a| a != 1 && a != 3) {
         return Err(format!("--axes takes 1 or 3, got {a}"));
@@ -347,39 +357,39 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
     let sampler = UniformVolume::new(&solid, &solid);
     let build_ms = ms(t);
     let tree = BalancedTree::build(&solid);
-    let stem = args
-        .mesh
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let t = Instant::now();
+    let exact = ExactVolume::new(&solid, &solid);
+    let collider = Collider::new(solid.mesh().clone());
+    collider.prepare(Method::Obb);
+    exact.prepare(interfere_geometry::volume::Traversal::Obb);
+    let exact_build_ms = ms(t);
+    let parry = if args.no_parry {
+        None
+    } else {
+        Some(ParryBoolean::new(solid.mesh())?)
+    };
     let mut distances = Vec::new();
     for &d in &args.distances {
         let poses: Vec<_> = (0..args.steps)
             .map(|i| tumble_pose(d, i, args.steps))
             .collect();
-        let mut reference = Vec::with_capacity(poses.len());
-        let mut self_difference = 0.0f64;
-        for p in &poses {
-            let v = sampler
-                .compute(p, &options(args.reference, 0))
-                .map_err(|e| e.to_string())?
-                .volume;
-            let half = sampler
-                .compute(p, &options(args.reference / 2, 0))
-                .map_err(|e| e.to_string())?
-                .volume;
-            if v > 0.0 {
-                self_difference = self_difference.max((half - v).abs() / v);
-            }
-            reference.push(v);
-        }
+        let exact_rows = volume_exact::run(
+            &solid,
+            &collider,
+            &exact,
+            parry.as_ref(),
+            &poses,
+            &args.exact_threads,
+        )?;
+        let reference = exact_rows.volumes;
         let overlapping = reference.iter().filter(|&&v| v > 0.0).count();
-        let manifold_ms = MANIFOLD_MS
-            .iter()
-            .find(|(m, md, _)| *m == stem && *md == d)
-            .map(|m| m.2);
         let mut rows = Vec::new();
-        for &r in &args.resolutions {
+        let resolutions: &[u32] = if args.no_uniform {
+            &[]
+        } else {
+            &args.resolutions
+        };
+        for &r in resolutions {
             for &f in &args.coarse {
                 for &a in &args.axes {
                     let row = if a == 3 {
@@ -395,17 +405,12 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 }
             }
         }
-        if let Some(m) = manifold_ms {
-            for row in &mut rows {
-                row.manifold_ratio = Some(m / row.mean_ms);
-            }
-        }
         distances.push(DistanceRow {
             distance: d,
             overlapping_poses: overlapping,
-            mean_reference_volume: reference.iter().sum::<f64>() / reference.len() as f64,
-            reference_self_difference: self_difference,
-            manifold_ms,
+            mean_exact_volume: reference.iter().sum::<f64>() / reference.len() as f64,
+            exact: exact_rows.rows,
+            parry: exact_rows.parry,
             resolutions: rows,
         });
     }
@@ -413,30 +418,74 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
         mesh: args.mesh.display().to_string(),
         triangles: solid.triangle_count(),
         steps: args.steps,
-        reference_resolution: args.reference,
         build_ms,
+        exact_build_ms,
         distances,
+        outside_reference: MANIFOLD_NOTE,
     };
     if args.json {
         return print_json(&report);
     }
     println!(
-        "{}: {} triangles, {} poses per distance, trees built in {:.1} ms; reference: uniform R = {}",
-        report.mesh, report.triangles, report.steps, report.build_ms, report.reference_resolution
+        "{}: {} triangles, {} poses per distance; sampler trees built in {:.1} ms, exact topology + OBBTrees in {:.1} ms; errors against the exact volume",
+        report.mesh, report.triangles, report.steps, report.build_ms, report.exact_build_ms
     );
     for d in &report.distances {
         println!(
-            "d = {}: {} overlapping poses, mean volume {:.6}, reference vs R/2 within {:.2e}{}",
-            d.distance,
-            d.overlapping_poses,
-            d.mean_reference_volume,
-            d.reference_self_difference,
-            d.manifold_ms
-                .map(|m| format!(", manifold3d exact {m} ms (README figure)"))
-                .unwrap_or_default()
+            "d = {}: {} overlapping poses, mean exact volume {:.6}",
+            d.distance, d.overlapping_poses, d.mean_exact_volume,
         );
         println!(
-            "  {:>4} {:>6} {:>4} {:>6} {:>8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>7} {:>7} {:>11}",
+            "  {:<13} {:>7} {:>9} {:>9} {:>9} {:>10} {:>9} {:>10} {:>9} {:>7}",
+            "exact",
+            "threads",
+            "mean ms",
+            "max ms",
+            "cpu ms",
+            "narrow ms",
+            "exact ms",
+            "candidates",
+            "crossing",
+            "regions"
+        );
+        let opt = |x: Option<f64>| x.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+        for e in &d.exact {
+            println!(
+                "  {:<13} {:>7} {:>9.3} {:>9.3} {:>9} {:>10} {:>9} {:>10.0} {:>9.0} {:>7.2}",
+                e.variant,
+                e.threads,
+                e.mean_ms,
+                e.max_ms,
+                opt(e.cpu_mean_ms),
+                opt(e.narrow_mean_ms),
+                opt(e.exact_mean_ms),
+                e.candidates,
+                e.crossing_pairs,
+                e.regions
+            );
+        }
+        if let Some(p) = &d.parry {
+            let best = d
+                .exact
+                .iter()
+                .map(|e| e.mean_ms)
+                .fold(f64::INFINITY, f64::min);
+            println!(
+                "  parry3d intersect_meshes: mean {:.3} ms, max {:.3} ms ({:.1}x our fastest exact row); error vs exact: mean {:.2e}, max {:.2e}; {} failures, {} zero/non-zero disagreements",
+                p.mean_ms,
+                p.max_ms,
+                p.mean_ms / best,
+                p.mean_relative_error,
+                p.max_relative_error,
+                p.failures,
+                p.disagreements
+            );
+        }
+        if d.resolutions.is_empty() {
+            continue;
+        }
+        println!(
+            "  {:>4} {:>6} {:>4} {:>6} {:>8} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>7} {:>7}",
             "R",
             "coarse",
             "axes",
@@ -452,8 +501,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
             "mean est",
             "err/est p95",
             "met",
-            "> tol",
-            "manifold/us"
+            "> tol"
         );
         let share = |x: Option<f64>| {
             x.map(|x| format!("{:.0}%", 100.0 * x))
@@ -465,7 +513,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 None => ("-".into(), "-".into()),
             };
             println!(
-                "  {:>4} {:>6} {:>4} {:>6.1} {:>8.0} {:>9.3} {:>9.3} {:>11} {:>9} {:>8.3}% {:>8.3}% {:>8.3}% {:>8.3}% {:>11.2} {:>7} {:>7} {:>11}",
+                "  {:>4} {:>6} {:>4} {:>6.1} {:>8.0} {:>9.3} {:>9.3} {:>11} {:>9} {:>8.3}% {:>8.3}% {:>8.3}% {:>8.3}% {:>11.2} {:>7} {:>7}",
                 r.resolution,
                 r.coarse,
                 r.axes,
@@ -482,11 +530,9 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 r.p95_error_over_estimate,
                 share(r.tolerance_met_share),
                 share(r.over_tolerance_share),
-                r.manifold_ratio
-                    .map(|x| format!("{x:.1}x"))
-                    .unwrap_or_else(|| "-".into())
             );
         }
     }
+    println!("{}", report.outside_reference);
     Ok(())
 }

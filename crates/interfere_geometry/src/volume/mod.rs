@@ -16,6 +16,9 @@
 //!   and torque on B, and surface samples of the intersection region.
 //! * [`volume_only`]: the volume alone from one axis's lines (no gradient), in the box a
 //!   pilot pass finds, optionally refined to an estimated relative tolerance.
+//! * [`exact`]: the exact intersection volume and its gradient from the surfaces (no rays, no
+//!   resolution): crossing pairs with symbolically perturbed exact predicates, pieces by their
+//!   boundary, flood fill of the triangles inside, the divergence theorem; per contact region.
 //! * [`adaptive`]: the adaptive sampling of Wang, Faure & Pai 2012 (sections 3–5): an Error
 //!   Bound Polynomial Image, a coarsening pyramid and transient-edge refinement choose one ray
 //!   per tile of a non-uniform tiling so that the volume error meets a tolerance.
@@ -23,6 +26,7 @@
 pub mod adaptive;
 mod axis_bins;
 pub mod error_estimate;
+pub mod exact;
 pub mod intervals;
 pub mod ray_bvh;
 pub mod uniform;
@@ -36,6 +40,10 @@ mod volume_only_tests;
 pub use adaptive::{
     AdaptiveOptions, AdaptiveResult, AdaptiveVolume, Tolerance, UniformCertificate, ViewDirections,
     adaptive_volume,
+};
+pub use exact::{
+    ContactRegion, ExactOptions, ExactResult, ExactVolume, SurfacePiece, SurfaceTopology,
+    Traversal, exact_volume,
 };
 pub use intervals::{IntervalEnd, IntervalSweep};
 pub use ray_bvh::{AxisRay, RayHit, RayMesh};
@@ -75,6 +83,32 @@ pub enum VolumeError {
     /// The fixed view rotation of an adaptive query is not finite or is zero.
     #[error("the view rotation must be a finite non-zero quaternion")]
     InvalidViewRotation,
+    /// A candidate triangle pair names a triangle the mesh does not have.
+    #[error(
+        "candidate pair {index} is ({}, {}), but the meshes have {} and {} triangles",
+        pair.0, pair.1, triangles.0, triangles.1
+    )]
+    PairOutOfRange {
+        /// Its position in the list.
+        index: usize,
+        /// The pair `(triangle of A, triangle of B)`.
+        pair: (u32, u32),
+        /// Triangle counts of A and B.
+        triangles: (usize, usize),
+    },
+    /// The candidate pairs miss a pair of triangles that cross: an edge was found crossing a
+    /// triangle of the other mesh from one of its two triangles but not from the other. The
+    /// candidates must include every pair of triangles that share a point.
+    #[error(
+        "the candidate pairs are incomplete: an edge of {mesh} crosses a triangle from one of its two triangles only"
+    )]
+    IncompleteCandidates {
+        /// The mesh whose edge it is ("A" or "B").
+        mesh: &'static str,
+    },
+    /// The exact predicates contradicted each other (never expected for finite input).
+    #[error("inconsistent exact crossings: {0}")]
+    Inconsistent(String),
     /// A tree was built over a different mesh.
     #[error("the tree has {tree} triangles but the mesh has {mesh}")]
     TreeMismatch {
