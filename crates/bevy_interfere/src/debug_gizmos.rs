@@ -19,7 +19,7 @@
 use crate::settings::PhysicsSettings;
 use crate::world::PhysicsWorld;
 use interfere_dynamics::volume_stage::sampled_volume;
-use interfere_dynamics::{Shape, VolumeMethod};
+use interfere_dynamics::Shape;
 use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
 use interfere_geometry::VolumeResult;
@@ -159,11 +159,8 @@ fn draw_samples(
 ) {
     let sim = pw.simulation();
     let input = sim.stage_input(&[]);
-    let method = match settings.volume {
-        m @ (VolumeMethod::Uniform { .. } | VolumeMethod::Adaptive(_)) => m,
-        #[allow(unreachable_patterns)]
-        _ => VolumeMethod::default(),
-    };
+    // An exact volume casts no rays: `sampled_volume` then samples a default lattice.
+    let method = settings.volume;
     let mut drawn: Vec<(interfere_geometry::DPose, Vec<RaySegment>)> = Vec::new();
     for pair in sim.pair_contacts().iter().take(cfg.sampled_pairs) {
         let Some((Ok(result), frame)) = sampled_volume(&input, pair.a, pair.b, method) else {

@@ -14,6 +14,7 @@
 
 use crate::mass::{MassError, MassProperties, mass_properties};
 use interfere_geometry::glam::DVec3;
+use interfere_geometry::volume::SurfaceTopology;
 use interfere_geometry::{Aabb, Collider as MeshQueries, DPose, Solid};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +26,10 @@ static NEXT_SHAPE_ID: AtomicU64 = AtomicU64::new(1);
 pub struct MeshShape {
     id: u64,
     queries: MeshQueries,
+    /// Edge adjacency and shells for the exact volume's flood fill (built once).
+    topology: Arc<SurfaceTopology>,
+    /// The solid and its balanced tree as shared handles (for GPU jobs), made on first use.
+    shared: std::sync::OnceLock<(Arc<Solid>, Arc<interfere_geometry::BalancedTree>)>,
     unit_mass: MassProperties,
     lo: DVec3,
     hi: DVec3,
@@ -46,12 +51,15 @@ impl MeshShape {
     pub fn new(solid: Solid) -> Result<Self, MassError> {
         let unit_mass = mass_properties(&solid, 1.0)?;
         let aabb = solid.aabb();
+        let topology = Arc::new(SurfaceTopology::new(&solid));
         let queries = MeshQueries::new(solid.into_mesh());
         queries.obb_tree();
         queries.balanced_tree();
         Ok(Self {
             id: NEXT_SHAPE_ID.fetch_add(1, Ordering::Relaxed),
             queries,
+            topology,
+            shared: std::sync::OnceLock::new(),
             unit_mass,
             lo: aabb.min.as_dvec3(),
             hi: aabb.max.as_dvec3(),
@@ -68,6 +76,21 @@ impl MeshShape {
         self.queries
             .solid()
             .expect("MeshShape is only built from a Solid, which stays closed")
+    }
+
+    /// The surface topology the exact volume uses.
+    pub fn topology(&self) -> &Arc<SurfaceTopology> {
+        &self.topology
+    }
+
+    /// The solid and its balanced tree as shared handles (a GPU job takes these), made once.
+    pub fn shared(&self) -> &(Arc<Solid>, Arc<interfere_geometry::BalancedTree>) {
+        self.shared.get_or_init(|| {
+            (
+                Arc::new(self.solid().clone()),
+                Arc::new(self.queries.balanced_tree().clone()),
+            )
+        })
     }
 
     /// The interference queries (trees, exact pair tests).

@@ -334,6 +334,90 @@ pub struct MeshVolumePart {
     pub quadrant: u8,
 }
 
+/// A four-part manifold of one contact region from its weighted surface points `ends` (point,
+/// `∂V/∂p`: for the exact volume, each piece of B's surface inside A as (centroid, vector area)),
+/// in the frame `a_pose` maps to world, carrying `volume`, `linear = ∂V/∂x_b` and `angular =
+/// ∂V/∂θ_b` about `point` (that frame too).
+///
+/// The parts do not follow the pieces (a coarse mesh has a few large triangles: a box's bottom
+/// face is two, and a quadrant split of piece centroids leaves whole quadrants to side walls).
+/// They follow the second moment of the contact surface instead: with `Ĝ` the unit gradient, each
+/// piece weighs its area facing along `Ĝ` (`w = max(0, g·Ĝ)`; side walls weigh nothing), the
+/// weighted centroid `c` and in-plane second moment `M = Σ w (d dᵀ + w/4π P) / Σ w` (`d` the
+/// offset from `c` across `Ĝ`, `P = I − ĜĜᵀ`; the second term spreads each piece as a disk of
+/// its area) give the principal directions `e₁, e₂` and radii `r_k = √λ_k`, and the four parts
+/// sit at `c ± r₁ e₁ ± r₂ e₂`, each with a quarter of the volume and of `∂V/∂x_b`, and the
+/// quarter torque about `c` moved to its own point. The parts' constraints then sum to the
+/// region's exactly, and four points at the radius of gyration resist tilting with the same
+/// first-order stiffness as the distributed contact (a square of side `s`: `±s/√12`). `None`
+/// without a gradient.
+pub fn principal_parts(
+    volume: f64,
+    linear: DVec3,
+    angular: DVec3,
+    point: DVec3,
+    ends: &[(DVec3, DVec3)],
+    a_pose: &DPose,
+) -> Option<Vec<MeshVolumePart>> {
+    let glen = linear.length();
+    if !(glen > 0.0 && glen.is_finite() && volume.is_finite() && volume > 0.0) {
+        return None;
+    }
+    let n = linear / glen;
+    let facing = |g: DVec3| g.dot(n).max(0.0);
+    let mut wsum: f64 = ends.iter().map(|&(_, g)| facing(g)).sum();
+    let weight: &dyn Fn(DVec3) -> f64 = if wsum > 0.0 {
+        &facing
+    } else {
+        wsum = ends.iter().map(|&(_, g)| g.length()).sum();
+        &|g: DVec3| g.length()
+    };
+    if !(wsum > 0.0) {
+        return None;
+    }
+    let c = ends.iter().map(|&(x, g)| x * weight(g)).sum::<DVec3>() / wsum;
+    let (u, v) = n.any_orthonormal_pair();
+    let (mut muu, mut muv, mut mvv) = (0.0, 0.0, 0.0);
+    for &(x, g) in ends {
+        let w = weight(g);
+        let d = x - c;
+        let (du, dv) = (d.dot(u), d.dot(v));
+        let disk = w / (4.0 * std::f64::consts::PI);
+        muu += w * (du * du + disk);
+        muv += w * du * dv;
+        mvv += w * (dv * dv + disk);
+    }
+    let (muu, muv, mvv) = (muu / wsum, muv / wsum, mvv / wsum);
+    // Eigen-decomposition of the symmetric 2 × 2 [[muu, muv], [muv, mvv]].
+    let half_trace = 0.5 * (muu + mvv);
+    let diff = 0.5 * (muu - mvv);
+    let root = (diff * diff + muv * muv).sqrt();
+    let (l1, l2) = (half_trace + root, (half_trace - root).max(0.0));
+    let angle = 0.5 * (2.0 * muv).atan2(muu - mvv);
+    let e1 = u * angle.cos() + v * angle.sin();
+    let e2 = n.cross(e1);
+    let (r1, r2) = (l1.max(0.0).sqrt(), l2.sqrt());
+    // Torque about c: τ_c = τ_p + (p − c) × G.
+    let tau_c = angular + (point - c).cross(linear);
+    let rot = a_pose.rotation;
+    let mut parts = Vec::with_capacity(4);
+    for (q, (s1, s2)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let p = c + e1 * (s1 * r1) + e2 * (s2 * r2);
+        let g = linear * 0.25;
+        parts.push(MeshVolumePart {
+            volume: 0.25 * volume,
+            linear: rot * g,
+            angular: rot * (0.25 * tau_c + (c - p).cross(g)),
+            point: a_pose.transform_dpoint(p),
+            quadrant: q as u8,
+        });
+    }
+    Some(parts)
+}
+
 /// The split of one pair: see the module documentation. `result` must come from a query with
 /// `collect_points`; `a_pose` maps A's frame to world. Returns the pair's volume estimate, total
 /// `∂V/∂x_b`, total `∂V/∂θ_b` about the centroid of B's endpoints, that centroid (all world
@@ -434,19 +518,9 @@ fn split_weighted(
     a_pose: &DPose,
     ends: &[(DVec3, DVec3)],
 ) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
-    let mut total = DVec3::ZERO;
-    let mut wsum = 0.0;
-    let mut wc = DVec3::ZERO;
-    for &(x, g) in ends {
-        total += g;
-        let w = g.length();
-        wsum += w;
-        wc += x * w;
-    }
-    if !(wsum > 0.0 && wc.is_finite()) {
-        return None;
-    }
-    let c = wc / wsum;
+    // The volume estimate weights each axis by the gradient's share along it (item 5).
+    let total: DVec3 = ends.iter().map(|&(_, g)| g).sum();
+    let wsum: f64 = ends.iter().map(|&(_, g)| g.length()).sum();
     let glen2 = total.length_squared();
     let volume = if glen2 > 1e-24 * wsum * wsum {
         (0..3)
@@ -456,9 +530,32 @@ fn split_weighted(
     } else {
         result.volume
     };
-    if !(volume > 0.0 && volume.is_finite()) {
+    split_with_volume(volume, a_pose, ends)
+}
+
+/// The quadrant split of weighted surface points `ends` (point, `∂V/∂p`, in the frame `a_pose`
+/// maps to world) carrying `volume` (see the module documentation, item 4): the total volume,
+/// `∂V/∂x_b`, `∂V/∂θ_b` about the points' centroid, that centroid (world space) and the parts.
+/// `None` without weight or without a positive finite volume. The exact volume's contact
+/// regions are split with this from their pieces on B (centroid, vector area).
+pub fn split_with_volume(
+    volume: f64,
+    a_pose: &DPose,
+    ends: &[(DVec3, DVec3)],
+) -> Option<(f64, DVec3, DVec3, DVec3, Vec<MeshVolumePart>)> {
+    let mut total = DVec3::ZERO;
+    let mut wsum = 0.0;
+    let mut wc = DVec3::ZERO;
+    for &(x, g) in ends {
+        total += g;
+        let w = g.length();
+        wsum += w;
+        wc += x * w;
+    }
+    if !(wsum > 0.0 && wc.is_finite() && volume > 0.0 && volume.is_finite()) {
         return None;
     }
+    let c = wc / wsum;
     let (t1, t2) = total.normalize_or(DVec3::Z).any_orthonormal_pair();
     let mut lin = [DVec3::ZERO; 4];
     let mut mom = [DVec3::ZERO; 4]; // about c
@@ -601,5 +698,67 @@ mod tests {
             checked += 1;
         }
         assert!(checked > 15, "{checked}");
+    }
+
+    /// Oracle for the principal manifold: a square contact of side `s` made of two triangles
+    /// (and side walls that must not count) gives four parts at `c ± r e₁ ± r e₂` with the
+    /// radius between the two-triangle estimate and the square's `s/√12`; the parts sum to the
+    /// region's volume, gradient and torque; a rotated frame maps them to world.
+    #[test]
+    fn principal_parts_follow_the_second_moment_and_sum_to_the_region() {
+        let s = 2.0;
+        // The bottom face of a box (outward normal −z, so ∂V/∂x_b points down) as two triangles,
+        // plus four thin side walls.
+        let tri = |c: DVec3| (c, DVec3::new(0.0, 0.0, -0.5 * s * s));
+        let mut ends = vec![
+            tri(DVec3::new(s / 6.0, -s / 6.0, 0.0)),
+            tri(DVec3::new(-s / 6.0, s / 6.0, 0.0)),
+        ];
+        for (d, n) in [
+            (DVec3::X, DVec3::X),
+            (-DVec3::X, -DVec3::X),
+            (DVec3::Y, DVec3::Y),
+            (-DVec3::Y, -DVec3::Y),
+        ] {
+            ends.push((d * (0.5 * s) + DVec3::Z * 0.01, n * (s * 0.02)));
+        }
+        let linear: DVec3 = ends.iter().map(|e| e.1).sum();
+        let point = DVec3::ZERO;
+        let angular = DVec3::new(0.3, -0.2, 0.05);
+        let volume = 0.04;
+        let frame = DPose {
+            rotation: DMat3::from_quat(DQuat::from_rotation_z(0.7) * DQuat::from_rotation_x(0.2)),
+            translation: DVec3::new(5.0, -3.0, 1.0),
+        };
+        let parts = principal_parts(volume, linear, angular, point, &ends, &frame).unwrap();
+        assert_eq!(parts.len(), 4);
+        let r = frame.rotation;
+        let c_world = frame.transform_dpoint(DVec3::ZERO);
+        let vs: f64 = parts.iter().map(|p| p.volume).sum();
+        let ls: DVec3 = parts.iter().map(|p| p.linear).sum();
+        let ts: DVec3 = parts
+            .iter()
+            .map(|p| p.angular + (p.point - c_world).cross(p.linear))
+            .sum();
+        assert!((vs - volume).abs() < 1e-15);
+        assert!((ls - r * linear).length() < 1e-12);
+        assert!((ts - r * angular).length() < 1e-12, "{ts} vs {}", r * angular);
+        // Each part sits in the face's plane, at the same radius from the centre, spread in
+        // both directions: between the centroids' spread plus a disk each and the square's.
+        let square = s / 12f64.sqrt();
+        for p in &parts {
+            let local = frame.inverse().transform_dpoint(p.point);
+            assert!(local.z.abs() < 1e-12, "{local}");
+            let (rx, ry) = (local.x.abs(), local.y.abs());
+            let rr = (rx * rx + ry * ry).sqrt();
+            assert!(rr > 0.7 * square * 2f64.sqrt() && rr < 1.05 * square * 2f64.sqrt(), "{local}");
+            assert!((p.linear - r * linear * 0.25).length() < 1e-12);
+        }
+        // Distinct quadrants.
+        let mut q: Vec<u8> = parts.iter().map(|p| p.quadrant).collect();
+        q.sort_unstable();
+        assert_eq!(q, [0, 1, 2, 3]);
+        // No gradient: no parts.
+        assert!(principal_parts(volume, DVec3::ZERO, angular, point, &ends, &frame).is_none());
     }
 }

@@ -27,6 +27,10 @@ use std::sync::Arc;
 /// How pair volumes are computed on the CPU.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum VolumeMethod {
+    /// The exact intersection volume and gradient from the surfaces in contact
+    /// (`interfere_geometry::volume::exact`): no resolution, no spacing to tune; its cost follows
+    /// the crossing triangles and the triangles inside the other solid.
+    Exact,
     /// Uniform ray sampling on a lattice fixed in A's frame (Wang–Faure–Pai 2012 §2.2, Eq. 1–2).
     Uniform {
         /// The lattice spacing rule.
@@ -37,10 +41,9 @@ pub enum VolumeMethod {
 }
 
 impl Default for VolumeMethod {
+    /// [`VolumeMethod::Exact`].
     fn default() -> Self {
-        VolumeMethod::Uniform {
-            spacing: MeshSpacing::default(),
-        }
+        VolumeMethod::Exact
     }
 }
 
@@ -48,6 +51,7 @@ impl VolumeMethod {
     /// A short lower-case name.
     pub fn name(&self) -> &'static str {
         match self {
+            VolumeMethod::Exact => "exact",
             VolumeMethod::Uniform { .. } => "uniform",
             VolumeMethod::Adaptive(_) => "adaptive",
         }
@@ -139,7 +143,7 @@ impl<'a> StageInput<'a> {
     /// Whether the narrow phase must find every crossing triangle pair (asked for, or needed by
     /// the volume method).
     pub fn needs_all_triangle_pairs(&self) -> bool {
-        self.settings.all_triangle_pairs
+        self.settings.all_triangle_pairs || self.settings.volume == VolumeMethod::Exact
     }
 }
 

@@ -1,6 +1,11 @@
 //! The CPU volume stage: the intersection volume of every interfering pair and its gradient,
 //! split into the volume contacts the solver takes (Wang–Faure–Pai 2012 §2.2 and §7).
 //!
+//! - Mesh–mesh, [`VolumeMethod::Exact`] (the default): the exact intersection volume and
+//!   gradient from the surfaces in contact (`interfere_geometry::volume::exact`), from the
+//!   narrow phase's triangle pairs (nothing is traversed twice), each contact region a four-part
+//!   manifold at the principal radii of its contact surface
+//!   ([`crate::mesh_volume::principal_parts`]).
 //! - Mesh–mesh, [`VolumeMethod::Uniform`]: uniform ray sampling on a lattice fixed in A's frame
 //!   (`interfere_geometry::UniformVolume`), split by [`crate::split_mesh_volume`].
 //! - Mesh–mesh, [`VolumeMethod::Adaptive`]: EBPI sampling within a ray budget
@@ -13,10 +18,13 @@
 
 use crate::collider::{HalfSpace, MeshShape, Shape};
 use crate::contact::{BodyId, VolumeContact, volume_below_plane, volume_below_plane_split};
-use crate::mesh_volume::{MeshSpacing, MeshVolumePart, split_adaptive_volume, split_mesh_volume};
+use crate::mesh_volume::{
+    MeshSpacing, MeshVolumePart, principal_parts, split_adaptive_volume, split_mesh_volume,
+};
 use crate::parallel::par_map_with;
 use crate::stage::{InterferingPair, PairContact, StageInput, VolumeMethod, VolumeStage};
 use interfere_geometry::glam::DVec3;
+use interfere_geometry::volume::{ExactOptions, ExactResult, ExactVolume};
 use interfere_geometry::{DPose, Sampling, UniformOptions, UniformVolume, VolumeResult};
 
 /// The CPU volume stage (see the module documentation).
@@ -122,7 +130,15 @@ pub fn sampled_volume(
         ma.queries().balanced_tree().clone(),
         mb.queries().balanced_tree().clone(),
     );
+    let method = match method {
+        // The exact method casts no rays: sample a default lattice (the debug drawing).
+        VolumeMethod::Exact => VolumeMethod::Uniform {
+            spacing: MeshSpacing::default(),
+        },
+        m => m,
+    };
     Some(match method {
+        VolumeMethod::Exact => unreachable!("mapped to a lattice above"),
         VolumeMethod::Uniform { spacing } => {
             let opts = uniform_options(spacing_for(spacing, ma, mb), max_rays);
             let r = UniformVolume::with_trees(ma.solid(), tree_a, mb.solid(), tree_b)
@@ -144,8 +160,97 @@ pub fn sampled_volume(
     })
 }
 
+/// Pairs with more candidate triangle pairs than this split their exact volume's per-pair work
+/// over the worker threads (smaller ones run on one: the pairs themselves are spread over
+/// threads).
+const EXACT_THREADED_PAIRS: usize = 2048;
+
+/// The exact volume of a mesh–mesh pair from the narrow phase's triangle pairs (all of them:
+/// [`StageInput::needs_all_triangle_pairs`]), split into parts per contact region.
+fn exact_mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
+    let Some((ma, mb, pa, b_to_a)) = input.mesh_pair(c.a, c.b) else {
+        return;
+    };
+    let ev = match ExactVolume::with_topology(
+        ma.solid(),
+        ma.topology().clone(),
+        mb.solid(),
+        mb.topology().clone(),
+    ) {
+        Ok(ev) => ev,
+        Err(e) => {
+            c.refused = Some(e.to_string());
+            return;
+        }
+    };
+    let threads = if c.triangle_pairs.len() > EXACT_THREADED_PAIRS {
+        input.settings.thread_count()
+    } else {
+        1
+    };
+    let options = ExactOptions {
+        centre: DVec3::ZERO,
+        collect_pieces: true,
+        threads,
+    };
+    match ev.compute(&b_to_a, &c.triangle_pairs, &options) {
+        Ok(r) => fill_from_exact(c, &r, &pa),
+        Err(e) => c.refused = Some(e.to_string()),
+    }
+}
+
+/// Fills `c` from an exact result in A's frame (`pa`: A's mesh pose): the totals about the
+/// area-weighted centroid of the contact surface on B, and each region (with a positive volume)
+/// as four parts at the principal radii of its contact surface
+/// ([`crate::mesh_volume::principal_parts`]).
+pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
+    let (mut wsum, mut wc) = (0.0, DVec3::ZERO);
+    for region in &r.regions {
+        wsum += region.area_b;
+        wc += region.point * region.area_b;
+    }
+    let point = if wsum > 0.0 { wc / wsum } else { r.centre };
+    // About `point`: τ_p = τ_c + (c − p) × G.
+    let angular = r.rotation_gradient + (r.centre - point).cross(r.translation_gradient);
+    let rot = pa.rotation;
+    c.volume = r.volume;
+    c.linear = rot * r.translation_gradient;
+    c.angular = rot * angular;
+    c.point = pa.transform_dpoint(point);
+    c.parts.clear();
+    for (k, region) in r.regions.iter().enumerate() {
+        let ends: Vec<(DVec3, DVec3)> = region
+            .pieces_b
+            .iter()
+            .map(|p| (p.centroid, p.vector_area))
+            .collect();
+        let Some(parts) = principal_parts(
+            region.volume,
+            region.translation_gradient,
+            region.rotation_gradient,
+            region.point,
+            &ends,
+            pa,
+        ) else {
+            continue;
+        };
+        c.parts.extend(parts.iter().map(|part| VolumeContact {
+            body_a: c.a,
+            body_b: c.b,
+            volume: part.volume,
+            point: part.point,
+            linear: part.linear,
+            angular: part.angular,
+            feature: feature_key(c.a, c.b, k, part.quadrant),
+        }));
+    }
+}
+
 fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
     let method = input.settings.volume;
+    if method == VolumeMethod::Exact {
+        return exact_mesh_mesh(input, c);
+    }
     let Some((result, frame)) = sampled_volume(input, c.a, c.b, method) else {
         return;
     };
@@ -153,8 +258,8 @@ fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
         Ok(r) => {
             c.rays = r.ray_count;
             let split = match method {
-                VolumeMethod::Uniform { .. } => split_mesh_volume(&r, &frame),
                 VolumeMethod::Adaptive(_) => split_adaptive_volume(&r, &frame),
+                _ => split_mesh_volume(&r, &frame),
             };
             fill_from_split(c, split);
         }
