@@ -219,7 +219,7 @@ fn setup(
         .iter()
         .zip(colours)
         .map(|(&half, colour)| {
-            let solid = shapes::cuboid(half);
+            let solid = shapes::cuboid(half).expect("SIZES are valid boxes");
             (
                 meshes.add(bevy_mesh_from_trimesh(&solid, Shading::Flat)),
                 materials.add(colour),

@@ -11,7 +11,7 @@ use crate::mesh_convert::trimesh_from_bevy;
 use bevy::prelude::*;
 use interfere_dynamics::{MassProperties, mass_properties};
 use interfere_geometry::glam::{DVec3, Vec3 as GVec3};
-use interfere_geometry::{Collider as MeshCollider, Solid, TriMesh, shapes};
+use interfere_geometry::{Collider as MeshCollider, ShapeError, Solid, TriMesh, shapes};
 use std::sync::Arc;
 
 /// Where a collider's mesh comes from.
@@ -23,6 +23,9 @@ pub enum ColliderSource {
     Mesh(Handle<Mesh>),
     /// A closed solid built in code.
     Solid(Arc<Solid>),
+    /// A generator ([`Collider::cuboid`], [`Collider::icosphere`]) refused its parameters; the
+    /// entity gets a [`ColliderError`] naming the parameter.
+    Invalid(ShapeError),
 }
 
 /// The collision shape of a body: a closed triangle mesh in the entity's local frame (the
@@ -54,14 +57,26 @@ impl Collider {
         }
     }
 
-    /// A box with the given half extents (12 triangles).
+    /// A box with the given half extents (12 triangles). Half extents that are not finite and
+    /// positive give a collider that the plugin refuses with a [`ColliderError`].
     pub fn cuboid(half_extents: Vec3) -> Self {
-        Self::solid(shapes::cuboid(GVec3::from_array(half_extents.to_array())))
+        Self::generated(shapes::cuboid(GVec3::from_array(half_extents.to_array())))
     }
 
-    /// A geodesic sphere (`subdivisions` 2 gives 320 triangles, 3 gives 1280).
+    /// A geodesic sphere (`subdivisions` 2 gives 320 triangles, 3 gives 1280). A radius that is
+    /// not finite and positive, or too many subdivisions, give a collider that the plugin
+    /// refuses with a [`ColliderError`].
     pub fn icosphere(radius: f32, subdivisions: u32) -> Self {
-        Self::solid(shapes::icosphere(radius, subdivisions))
+        Self::generated(shapes::icosphere(radius, subdivisions))
+    }
+
+    fn generated(solid: Result<Solid, ShapeError>) -> Self {
+        match solid {
+            Ok(solid) => Self::solid(solid),
+            Err(e) => Self {
+                source: ColliderSource::Invalid(e),
+            },
+        }
     }
 
     /// Where the mesh comes from.
@@ -201,7 +216,7 @@ pub(crate) fn prepare_colliders(
         let handle = match &collider.source {
             ColliderSource::Mesh3d => mesh3d.map(|m| m.0.clone()),
             ColliderSource::Mesh(h) => Some(h.clone()),
-            ColliderSource::Solid(_) => None,
+            ColliderSource::Solid(_) | ColliderSource::Invalid(_) => None,
         };
         let asset_changed = handle
             .as_ref()
@@ -216,6 +231,7 @@ pub(crate) fn prepare_colliders(
             .unwrap_or_else(|| entity.to_string());
         let solid: Result<Solid, String> = match &collider.source {
             ColliderSource::Solid(s) => Ok((**s).clone()),
+            ColliderSource::Invalid(e) => Err(e.to_string()),
             ColliderSource::Mesh3d | ColliderSource::Mesh(_) => {
                 let Some(handle) = handle else {
                     report(

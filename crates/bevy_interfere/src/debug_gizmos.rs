@@ -355,8 +355,8 @@ mod tests {
 
     #[test]
     fn uniform_segments_integrate_to_the_estimate() {
-        let a = torus(0.5, 0.2, 24, 12);
-        let b = icosphere(0.4, 2);
+        let a = torus(0.5, 0.2, 24, 12).unwrap();
+        let b = icosphere(0.4, 2).unwrap();
         let mut overlapping = 0;
         for pose in poses() {
             for sampling in [Sampling::Resolution(16), Sampling::Spacing(0.05)] {
@@ -375,8 +375,8 @@ mod tests {
 
     #[test]
     fn adaptive_segments_integrate_to_the_estimate() {
-        let a = torus(0.5, 0.2, 24, 12);
-        let b = icosphere(0.4, 2);
+        let a = torus(0.5, 0.2, 24, 12).unwrap();
+        let b = icosphere(0.4, 2).unwrap();
         let mut sides = Vec::new();
         for pose in poses().into_iter().take(6) {
             let opts = AdaptiveOptions {
@@ -396,8 +396,8 @@ mod tests {
 
     #[test]
     fn boxes_give_analytic_segments_and_touching_boxes_none() {
-        let a = cuboid(Vec3::splat(0.5));
-        let b = cuboid(Vec3::new(0.25, 0.5, 0.5));
+        let a = cuboid(Vec3::splat(0.5)).unwrap();
+        let b = cuboid(Vec3::new(0.25, 0.5, 0.5)).unwrap();
         let opts = UniformOptions {
             sampling: Sampling::Spacing(0.1),
             ..Default::default()
@@ -414,7 +414,7 @@ mod tests {
         assert!((r.volume - 0.2).abs() < 1e-6, "volume {}", r.volume);
         // Nested: B inside A; every segment is B's own chord.
         let nested = Pose::from_translation(Vec3::new(0.1, 0.0, 0.0)).to_f64();
-        let small = cuboid(Vec3::splat(0.2));
+        let small = cuboid(Vec3::splat(0.2)).unwrap();
         let r = uniform_volume(&a, &small, &nested, &opts).expect("query");
         assert!(assert_segments_integrate(&r) > 0);
         // Touching faces: no interval, nothing drawn.

@@ -32,8 +32,8 @@ fn check_reports_pairs_containment_and_separation_as_json() {
     let dir = temp_dir("check");
     let sphere = dir.join("sphere.obj");
     let cube = dir.join("cube.stl");
-    io::save_mesh(shapes::icosphere(1.0, 2).mesh(), &sphere).unwrap();
-    io::save_mesh(shapes::cuboid(Vec3::splat(0.25)).mesh(), &cube).unwrap();
+    io::save_mesh(shapes::icosphere(1.0, 2).unwrap().mesh(), &sphere).unwrap();
+    io::save_mesh(shapes::cuboid(Vec3::splat(0.25)).unwrap().mesh(), &cube).unwrap();
     let (s, c) = (sphere.to_str().unwrap(), cube.to_str().unwrap());
 
     let mut methods = vec!["obb", "aabb", "bfs", "brute"];
@@ -94,7 +94,7 @@ fn check_reports_pairs_containment_and_separation_as_json() {
 fn bad_files_and_poses_fail_with_a_message_naming_them() {
     let dir = temp_dir("bad");
     let good = dir.join("good.obj");
-    io::save_mesh(shapes::cuboid(Vec3::ONE).mesh(), &good).unwrap();
+    io::save_mesh(shapes::cuboid(Vec3::ONE).unwrap().mesh(), &good).unwrap();
     let garbage = dir.join("garbage.stl");
     std::fs::write(
         &garbage,
@@ -126,7 +126,7 @@ fn bad_files_and_poses_fail_with_a_message_naming_them() {
 fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
     let dir = temp_dir("volume");
     let cube = dir.join("cube.obj");
-    io::save_mesh(shapes::cuboid(Vec3::splat(0.5)).mesh(), &cube).unwrap();
+    io::save_mesh(shapes::cuboid(Vec3::splat(0.5)).unwrap().mesh(), &cube).unwrap();
     let c = cube.to_str().unwrap();
     let (ok, out, err) = interfere(&["volume", c, c, "--pose-b", "0.5,0,0", "--json"]);
     assert!(ok, "{err}");
@@ -284,7 +284,7 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
 
     // Open meshes are refused by a method that needs closed ones, with the reason.
     let open = dir.join("open.obj");
-    let closed = shapes::cuboid(Vec3::splat(0.5)).into_mesh();
+    let closed = shapes::cuboid(Vec3::splat(0.5)).unwrap().into_mesh();
     let mut tris = closed.triangles().to_vec();
     tris.pop();
     let open_mesh = interfere_geometry::TriMesh::new(closed.vertices().to_vec(), tris).unwrap();
@@ -347,7 +347,7 @@ fn simulate_runs_the_shipped_scene_and_writes_trajectories() {
 fn bench_volume_reports_time_and_error_per_resolution() {
     let dir = temp_dir("bench-volume");
     let sphere = dir.join("sphere.obj");
-    io::save_mesh(shapes::icosphere(1.0, 3).mesh(), &sphere).unwrap();
+    io::save_mesh(shapes::icosphere(1.0, 3).unwrap().mesh(), &sphere).unwrap();
     let (ok, out, err) = interfere(&[
         "bench",
         "volume",

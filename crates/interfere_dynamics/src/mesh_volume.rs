@@ -831,9 +831,9 @@ mod tests {
     fn split_matches_vertex_gradients_and_parts_sum_to_total() {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let shapes = [
-            cuboid(Vec3::new(0.5, 0.3, 0.2)),
-            torus(0.4, 0.15, 12, 6),
-            icosphere(0.4, 1),
+            cuboid(Vec3::new(0.5, 0.3, 0.2)).unwrap(),
+            torus(0.4, 0.15, 12, 6).unwrap(),
+            icosphere(0.4, 1).unwrap(),
         ];
         let mut checked = 0;
         for case in 0..40 {
@@ -904,7 +904,7 @@ mod tests {
     #[test]
     fn broad_phase_matches_brute_force() {
         let mut rng = ChaCha8Rng::seed_from_u64(4);
-        let solid = icosphere(0.3, 0);
+        let solid = icosphere(0.3, 0).unwrap();
         let mut src = MeshVolumeSource::new();
         let mut bodies = Vec::new();
         for i in 0..12 {
@@ -942,7 +942,7 @@ mod tests {
 
     #[test]
     fn bad_input_and_skipped_pairs() {
-        let solid = cuboid(Vec3::splat(0.5));
+        let solid = cuboid(Vec3::splat(0.5)).unwrap();
         // Static–static overlap: skipped.
         let mut src = MeshVolumeSource::new();
         src.add_mesh(0, &solid);
@@ -982,7 +982,7 @@ mod tests {
         assert!(out.is_empty());
         // A small box sunk 0.1 into a big one's top face: four parts of equal share, the exact
         // slab volume (the lattice resolves the 0.5 × 0.5 footprint exactly) and distinct features.
-        let small = cuboid(Vec3::splat(0.25));
+        let small = cuboid(Vec3::splat(0.25)).unwrap();
         let mut src = MeshVolumeSource::new();
         src.add_mesh(0, &solid);
         src.add_mesh(1, &small);

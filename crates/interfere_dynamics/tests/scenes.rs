@@ -40,7 +40,7 @@ fn add_box(
     q: DQuat,
     mat: Material,
 ) -> BodyId {
-    let solid = cuboid(half.as_vec3());
+    let solid = cuboid(half.as_vec3()).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let id = w.add_body(
         RigidBody::dynamic(&props, at, q)
@@ -363,7 +363,7 @@ impl<S: ContactSource> ContactSource for Counting<S> {
 fn box_rests_on_volume_contact() {
     let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
     let g = ground(&mut w, Material::new(0.6, 0.0));
-    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3));
+    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3)).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let b = w.add_body(
         RigidBody::dynamic(&props, DVec3::new(0.0, 0.0, 0.35), DQuat::IDENTITY)
@@ -419,7 +419,7 @@ fn tilted_box_dropped_on_volume_contact_settles_on_a_face() {
     let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
     let g = ground(&mut w, Material::new(0.6, 0.0));
     let half = Vec3::new(0.5, 0.4, 0.3);
-    let solid = cuboid(half);
+    let solid = cuboid(half).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let q0 = DQuat::from_rotation_x(0.3) * DQuat::from_rotation_y(0.2);
     let b = w.add_body(
@@ -459,7 +459,7 @@ fn static_box(w: &mut World, half: Vec3, at: DVec3) -> (BodyId, interfere_geomet
             .unwrap()
             .with_material(Material::new(0.6, 0.0)),
     );
-    (id, cuboid(half))
+    (id, cuboid(half).unwrap())
 }
 
 /// Oracle: the emitted contacts' summed volume gradient against central finite differences of
@@ -471,21 +471,21 @@ fn static_box(w: &mut World, half: Vec3, at: DVec3) -> (BodyId, interfere_geomet
 #[test]
 fn mesh_volume_gradient_matches_finite_differences() {
     use interfere_geometry::shapes::icosphere;
-    let a_solid = cuboid(Vec3::new(1.0, 1.0, 0.5));
+    let a_solid = cuboid(Vec3::new(1.0, 1.0, 0.5)).unwrap();
     let cases = [
         (
-            icosphere(0.5, 2),
+            icosphere(0.5, 2).unwrap(),
             DVec3::new(0.3, -0.2, 0.5 + 0.5 - 0.15),
             DQuat::from_rotation_z(0.3),
         ),
         (
-            cuboid(Vec3::new(0.4, 0.3, 0.2)),
+            cuboid(Vec3::new(0.4, 0.3, 0.2)).unwrap(),
             DVec3::new(-0.2, 0.1, 0.5 + 0.1),
             DQuat::from_rotation_x(0.4) * DQuat::from_rotation_y(-0.3),
         ),
         // Over A's edge: the overlap touches two faces of A.
         (
-            icosphere(0.4, 2),
+            icosphere(0.4, 2).unwrap(),
             DVec3::new(0.95, 0.2, 0.4),
             DQuat::IDENTITY,
         ),
@@ -568,7 +568,7 @@ fn mesh_volume_gradient_matches_finite_differences() {
 fn box_rests_on_static_box_via_mesh_volume() {
     let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
     let (g, g_solid) = static_box(&mut w, Vec3::new(2.0, 2.0, 0.5), DVec3::new(0.0, 0.0, -0.5));
-    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3));
+    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3)).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let q0 = DQuat::from_rotation_z(0.3);
     let b = w.add_body(
@@ -620,13 +620,13 @@ fn torus_on_peg() -> (
     use interfere_geometry::shapes::{cylinder, torus};
     let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
     let g = ground(&mut w, Material::new(0.6, 0.0));
-    let peg_solid = cylinder(0.1, 0.3, 12);
+    let peg_solid = cylinder(0.1, 0.3, 12).unwrap();
     let peg = w.add_body(
         RigidBody::fixed(DVec3::new(0.0, 0.0, 0.3), DQuat::IDENTITY)
             .unwrap()
             .with_material(Material::new(0.6, 0.0)),
     );
-    let t_solid = torus(0.4, 0.1, 20, 8);
+    let t_solid = torus(0.4, 0.1, 20, 8).unwrap();
     let props = mass_properties(&t_solid, 500.0).unwrap();
     let t = w.add_body(
         RigidBody::dynamic(
@@ -717,14 +717,14 @@ fn mesh_volume_determinism_bit_identical() {
 fn ring_on_hook(swing: f64) -> (World, Counting<MeshVolumeSource>, BodyId) {
     use interfere_geometry::shapes::{cylinder, torus};
     let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
-    let peg_solid = cylinder(0.1, 0.4, 16);
+    let peg_solid = cylinder(0.1, 0.4, 16).unwrap();
     // Peg along y at height 1.
     let peg = w.add_body(
         RigidBody::fixed(DVec3::new(0.0, 0.0, 1.0), DQuat::from_rotation_x(FRAC_PI_2))
             .unwrap()
             .with_material(Material::new(0.6, 0.0)),
     );
-    let t_solid = torus(0.4, 0.1, 24, 8);
+    let t_solid = torus(0.4, 0.1, 24, 8).unwrap();
     let props = mass_properties(&t_solid, 500.0).unwrap();
     // Ring plane vertical (its axis along y), inner rim (radius 0.3) on the peg (radius 0.1).
     let hang = DVec3::new(0.0, 0.0, -0.2);
@@ -805,7 +805,7 @@ fn stack_of_five_boxes_stands_ten_seconds_on_mesh_volume_contact() {
     let mut src = MeshVolumeSource::new();
     src.add_mesh(slab, &slab_solid);
     let half = Vec3::new(0.5, 0.5, 0.25);
-    let solid = cuboid(half);
+    let solid = cuboid(half).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let mut ids = Vec::new();
     for i in 0..5 {
@@ -851,7 +851,7 @@ fn ruina_wheels_roll_distances() {
             DVec3::new(2.5, -0.25, 0.0),
         );
         let (r, sides) = (0.1f32, 6u32);
-        let wheel = polygon_wheel(r, sides, 0.03, sagitta, 16);
+        let wheel = polygon_wheel(r, sides, 0.03, sagitta, 16).unwrap();
         let props = mass_properties(&wheel, 800.0).unwrap();
         // A face down: the face between the corners at 240° and 300° is horizontal.
         let lowest = wheel
@@ -933,8 +933,8 @@ fn nut_on_bolt(mu: f64, steps: usize) -> (Vec<(f64, f64)>, f64, usize) {
         },
     })
     .unwrap();
-    let bolt_solid = bolt(&spec, 12.0);
-    let nut_solid = nut(&spec, 4.5);
+    let bolt_solid = bolt(&spec, 12.0).unwrap();
+    let nut_solid = nut(&spec, 4.5).unwrap();
     let b = w.add_body(
         RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY)
             .unwrap()

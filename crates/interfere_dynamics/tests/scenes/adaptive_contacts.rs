@@ -41,11 +41,11 @@ fn adaptive_opts(tol: f64) -> AdaptiveOptions {
 #[test]
 fn adaptive_split_gradient_matches_finite_differences() {
     let mut rng = ChaCha8Rng::seed_from_u64(21);
-    let a = cuboid(Vec3::new(0.5, 0.5, 0.25));
+    let a = cuboid(Vec3::new(0.5, 0.5, 0.25)).unwrap();
     let shapes = [
-        cuboid(Vec3::new(0.3, 0.2, 0.15)),
-        cuboid(Vec3::new(0.25, 0.25, 0.25)),
-        icosphere(0.3, 2),
+        cuboid(Vec3::new(0.3, 0.2, 0.15)).unwrap(),
+        cuboid(Vec3::new(0.25, 0.25, 0.25)).unwrap(),
+        icosphere(0.3, 2).unwrap(),
     ];
     let (tol, eps) = (1e-3, 2e-3);
     let (mut worst, mut worst_uniform) = (0.0f64, 0.0f64);
@@ -132,8 +132,8 @@ fn adaptive_split_gradient_matches_finite_differences() {
 /// is still uniform with contacts equal to `split_mesh_volume` of a uniform query.
 #[test]
 fn uniform_results_unchanged() {
-    let a = cuboid(Vec3::splat(0.5));
-    let b = icosphere(0.3, 2);
+    let a = cuboid(Vec3::splat(0.5)).unwrap();
+    let b = icosphere(0.3, 2).unwrap();
     let uv = UniformVolume::new(&a, &b);
     let b_to_a = pose(DQuat::from_rotation_x(0.3), DVec3::new(0.1, 0.2, 0.7));
     let opts = UniformOptions {
@@ -202,13 +202,13 @@ fn box_rests_on_box_with_adaptive_contacts() {
         solver: SolverSettings::default(),
     })
     .unwrap();
-    let g_solid = cuboid(Vec3::new(2.0, 2.0, 0.5));
+    let g_solid = cuboid(Vec3::new(2.0, 2.0, 0.5)).unwrap();
     let g = w.add_body(
         RigidBody::fixed(DVec3::new(0.0, 0.0, -0.5), DQuat::IDENTITY)
             .unwrap()
             .with_material(Material::new(0.6, 0.0)),
     );
-    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3));
+    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3)).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let q0 = DQuat::from_rotation_z(0.3);
     let b = w.add_body(
@@ -320,7 +320,7 @@ fn adaptive_box_pair_matches_analytic_volume_and_gradient() {
             rng.random_range(-0.8..0.8),
         );
         // The meshes are f32: the oracle uses the rounded half extents.
-        let (a, b) = (cuboid(ha.as_vec3()), cuboid(hb.as_vec3()));
+        let (a, b) = (cuboid(ha.as_vec3()).unwrap(), cuboid(hb.as_vec3()).unwrap());
         let ha = ha.as_vec3().as_dvec3();
         let mut hb = hb.as_vec3().as_dvec3();
         // World half extents of the turned B.
@@ -377,8 +377,11 @@ fn adaptive_box_pair_matches_analytic_volume_and_gradient() {
 #[test]
 fn adaptive_agrees_with_uniform_within_tolerance() {
     let mut rng = ChaCha8Rng::seed_from_u64(8);
-    let a = cuboid(Vec3::new(0.5, 0.4, 0.3));
-    let shapes = [cuboid(Vec3::new(0.3, 0.2, 0.15)), icosphere(0.3, 2)];
+    let a = cuboid(Vec3::new(0.5, 0.4, 0.3)).unwrap();
+    let shapes = [
+        cuboid(Vec3::new(0.3, 0.2, 0.15)).unwrap(),
+        icosphere(0.3, 2).unwrap(),
+    ];
     let tol = 2e-4;
     let sampling = AdaptiveSampling {
         tolerance: Tolerance::Absolute(tol),
@@ -441,8 +444,8 @@ fn adaptive_agrees_with_uniform_within_tolerance() {
 #[test]
 fn adaptive_touching_nested_and_bad_input() {
     // Dyadic sizes: the f32 meshes are exact, so the faces really touch.
-    let big = cuboid(Vec3::splat(0.5));
-    let small = cuboid(Vec3::new(0.125, 0.1875, 0.25));
+    let big = cuboid(Vec3::splat(0.5)).unwrap();
+    let small = cuboid(Vec3::new(0.125, 0.1875, 0.25)).unwrap();
     for (t, what) in [
         (DVec3::new(0.0, 0.0, 0.75), "top face on top face"),
         (DVec3::new(0.625, 0.25, 0.0), "side faces"),
@@ -517,8 +520,8 @@ fn adaptive_touching_nested_and_bad_input() {
 /// overlap box, its overlap is an axis-aligned box that three rays measure exactly.)
 #[test]
 fn adaptive_budget_is_used_and_respected() {
-    let slab = cuboid(Vec3::new(2.0, 2.0, 0.05));
-    let cube = cuboid(Vec3::splat(0.1));
+    let slab = cuboid(Vec3::new(2.0, 2.0, 0.05)).unwrap();
+    let cube = cuboid(Vec3::splat(0.1)).unwrap();
     let d = 0.05;
     let q = DQuat::from_rotation_arc(DVec3::splat(-1.0).normalize(), DVec3::NEG_Z);
     let bodies = [
@@ -561,9 +564,9 @@ fn adaptive_budget_is_used_and_respected() {
 /// finds its exact volume (0.5 × 4 × 2 mm³) and the wall's gradient (+x, 4 × 2 mm²).
 #[test]
 fn adaptive_sees_tiny_bump_that_uniform_misses() {
-    let slab = cuboid(Vec3::new(2.0, 2.0, 0.05));
-    let bump = cuboid(Vec3::new(0.002, 0.002, 0.001));
-    let cube = cuboid(Vec3::splat(0.1));
+    let slab = cuboid(Vec3::new(2.0, 2.0, 0.05)).unwrap();
+    let bump = cuboid(Vec3::new(0.002, 0.002, 0.001)).unwrap();
+    let cube = cuboid(Vec3::splat(0.1)).unwrap();
     let bodies = [
         fixed_at(DVec3::new(0.0, 0.0, -0.05)),
         fixed_at(DVec3::new(0.0, 0.0, 0.001)),
@@ -638,9 +641,9 @@ fn cube_slides_over_slab_and_hits_tiny_bump() {
             solver: SolverSettings::default(),
         })
         .unwrap();
-        let slab = cuboid(Vec3::new(1.0, 0.05, 0.5));
-        let bump = cuboid(Vec3::new(0.002, 0.001, 0.002));
-        let cube = cuboid(Vec3::splat(0.1));
+        let slab = cuboid(Vec3::new(1.0, 0.05, 0.5)).unwrap();
+        let bump = cuboid(Vec3::new(0.002, 0.001, 0.002)).unwrap();
+        let cube = cuboid(Vec3::splat(0.1)).unwrap();
         let frictionless = |b: RigidBody| b.with_material(Material::new(0.0, 0.0));
         let s = w.add_body(frictionless(fixed_at(DVec3::new(0.3, -0.05, 0.0))));
         let k = w.add_body(frictionless(fixed_at(DVec3::new(0.0, 0.001, 0.0))));

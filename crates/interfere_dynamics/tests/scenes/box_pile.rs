@@ -112,7 +112,7 @@ impl Pile {
                     .unwrap()
                     .with_material(Material::new(mu, 0.0)),
             );
-            source.add_mesh(id, &cuboid(half.as_vec3()));
+            source.add_mesh(id, &cuboid(half.as_vec3()).unwrap());
         };
         fixed(
             DVec3::new(outer, outer, 0.25),
@@ -158,7 +158,7 @@ impl Pile {
                 return;
             }
             let half = DVec3::from_array(SIZES[self.spawned % 3]);
-            let solid = cuboid(half.as_vec3());
+            let solid = cuboid(half.as_vec3()).unwrap();
             let props = mass_properties(&solid, 1000.0).unwrap();
             let jit = |r: &mut ChaCha8Rng| r.random_range(-0.015..0.015);
             let at = DVec3::new(
