@@ -75,7 +75,7 @@ pub enum SceneError {
         body: String,
         /// The generator's reason (names the parameter).
         #[source]
-        source: ShapeError,
+        source: Box<ShapeError>,
     },
     /// A mesh file could not be loaded or is not a closed solid.
     #[error("{file}: {field} (body '{body}'): {reason}")]
@@ -577,7 +577,7 @@ impl Scene {
                 file: file.clone(),
                 field: "(ground)".into(),
                 body: "ground".into(),
-                source,
+                source: Box::new(source),
             })?;
         solids.push(ground_solid);
         for (i, p) in self.planes.iter().enumerate() {
@@ -877,7 +877,7 @@ fn build_shape(at: &BodyAt) -> Result<Solid, SceneError> {
         file: at.file.to_path_buf(),
         field: at.field(&format!(".shape.{variant}")),
         body: spec.name.clone(),
-        source,
+        source: Box::new(source),
     })
 }
 

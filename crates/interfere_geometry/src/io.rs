@@ -16,7 +16,8 @@
 //!   number too large for `f32` (`1e300`, beyond ±3.4028235e38) is refused as exceeding the
 //!   `f32` range (it would silently become infinity), in both formats.
 //! * STL: ASCII or binary, detected from the content (a binary file whose 80-byte header starts
-//!   with `solid` is still read as binary when its size matches the triangle count). A binary
+//!   with `solid` is still read as binary when its size matches the triangle count or when it
+//!   holds a NUL byte, which text never does). A binary
 //!   file must hold the triangles its header announces (checked before anything is allocated;
 //!   bytes after them are ignored); an ASCII file is `solid NAME`, facets of exactly three
 //!   vertices (`facet normal nx ny nz` / `outer loop` / 3 × `vertex x y z` / `endloop` /
@@ -304,7 +305,10 @@ fn stl_soup(bytes: &[u8], path: &Path) -> Result<Soup, LoadError> {
     let announced = (bytes.len() >= 84)
         .then(|| u32::from_le_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]) as u64);
     let binary_size_matches = announced.is_some_and(|n| 84 + 50 * n == bytes.len() as u64);
-    if !binary_size_matches && starts_with_solid(bytes) {
+    // Text never holds a NUL byte; binary STL nearly always does (zero bytes of floats, the
+    // attribute words), so a binary file whose header says `solid` but whose size is off is
+    // reported as a binary size mismatch, not as bad ASCII.
+    if !binary_size_matches && starts_with_solid(bytes) && !bytes.contains(&0) {
         return ascii_stl_soup(bytes, path);
     }
     let Some(n) = announced else {
@@ -889,6 +893,17 @@ mod tests {
             assert_parse_error(load_mesh(&file.0, &opts), &file.0, needle);
         }
 
+        // A binary file whose header starts with "solid", cut short: a binary size mismatch.
+        let mut solid_header = binary.clone();
+        solid_header[..6].copy_from_slice(b"solid ");
+        solid_header.truncate(solid_header.len() - 50);
+        let file = TempFile::with_bytes("solid_truncated.stl", &solid_header);
+        assert_parse_error(
+            load_mesh(&file.0, &opts),
+            &file.0,
+            "binary STL truncated: the header announces 12 triangles (684 bytes) but the file \
+             has 634 bytes",
+        );
         // Binary non-finite coordinates are refused naming the triangle, vertex and axis.
         let mut nan = binary.clone();
         nan[84 + 50 * 5 + 12 + 12 + 4..][..4].copy_from_slice(&f32::INFINITY.to_le_bytes());

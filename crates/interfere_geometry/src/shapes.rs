@@ -532,7 +532,7 @@ pub fn bumpy_sphere(
 ) -> Result<Solid, ShapeError> {
     const SHAPE: &str = "bumpy_sphere";
     positive(SHAPE, "radius", radius)?;
-    if !(amplitude.abs() < 1.0) {
+    if amplitude.is_nan() || amplitude.abs() >= 1.0 {
         return Err(bad(SHAPE, "amplitude", amplitude, "must be in (-1, 1)"));
     }
     finite(SHAPE, "frequency", frequency)?;

@@ -111,7 +111,8 @@ impl ThreadSpec {
             return Err(bad(shape, "columns", self.columns, "must be at least 3"));
         }
         let minor = self.minor_radius();
-        if !(minor > 0.0) {
+        // All finite here: the diameter and pitch were checked above.
+        if minor <= 0.0 {
             return Err(bad(
                 shape,
                 "pitch",
@@ -122,7 +123,7 @@ impl ThreadSpec {
                 ),
             ));
         }
-        if !(minor + self.clearance > 0.0) {
+        if minor + self.clearance <= 0.0 {
             return Err(bad(
                 shape,
                 "clearance",
@@ -131,7 +132,7 @@ impl ThreadSpec {
             ));
         }
         let apothem = 0.8 * self.major_diameter;
-        if !(self.major_radius() + self.clearance < apothem) {
+        if self.major_radius() + self.clearance >= apothem {
             return Err(bad(
                 shape,
                 "clearance",
