@@ -105,7 +105,11 @@ const _: () = {
 /// The box kinds (mesh, normal material, collider solid) and how many boxes are still to come.
 #[derive(Resource)]
 struct Spawner {
-    kinds: Vec<(Handle<Mesh>, Handle<StandardMaterial>, std::sync::Arc<Solid>)>,
+    kinds: Vec<(
+        Handle<Mesh>,
+        Handle<StandardMaterial>,
+        std::sync::Arc<Solid>,
+    )>,
     left: usize,
     spawned: usize,
     steps: u32,
@@ -218,7 +222,7 @@ fn setup(
         .iter()
         .zip(colours)
         .map(|(&half, colour)| {
-            let solid = shapes::cuboid(half);
+            let solid = shapes::cuboid(half).expect("SIZES are valid boxes");
             (
                 meshes.add(bevy_mesh_from_trimesh(&solid, Shading::Flat)),
                 materials.add(colour),
@@ -349,7 +353,8 @@ fn log_step(
         log.gpu_ms.push(g);
     }
     log.broad_pairs.push(stats.step.candidate_pairs as f64);
-    log.interfering_pairs.push(stats.step.interfering_pairs as f64);
+    log.interfering_pairs
+        .push(stats.step.interfering_pairs as f64);
     log.latency_pairs.push(stats.step.latency_pairs as f64);
     let (mut red, mut resting, mut sleeping, mut moving, mut fastest) = (0, 0, 0, 0, 0.0f32);
     for (b, v, w, asleep) in &boxes {

@@ -41,10 +41,19 @@ const SLAB_TOP: f32 = 0.0;
 
 fn shape(i: usize) -> (Solid, &'static str) {
     match i % 4 {
-        0 => (shapes::cuboid(Vec3::new(0.2, 0.15, 0.25)), "box"),
-        1 => (shapes::icosphere(0.22, 2), "sphere"),
-        2 => (shapes::torus(0.22, 0.08, 24, 12), "torus"),
-        _ => (shapes::bumpy_sphere(0.22, 0.03, 3.0, 2, 7), "bumpy sphere"),
+        0 => (
+            shapes::cuboid(Vec3::new(0.2, 0.15, 0.25)).expect("valid shape"),
+            "box",
+        ),
+        1 => (shapes::icosphere(0.22, 2).expect("valid shape"), "sphere"),
+        2 => (
+            shapes::torus(0.22, 0.08, 24, 12).expect("valid shape"),
+            "torus",
+        ),
+        _ => (
+            shapes::bumpy_sphere(0.22, 0.03, 3.0, 2, 7).expect("valid shape"),
+            "bumpy sphere",
+        ),
     }
 }
 

@@ -96,8 +96,8 @@ fn setup(
     config: Res<Config>,
 ) {
     let spec = config.spec;
-    let bolt_solid = bolt(&spec, 24.0);
-    let nut_solid = nut(&spec, 8.0);
+    let bolt_solid = bolt(&spec, 24.0).expect("checked in main");
+    let nut_solid = nut(&spec, 8.0).expect("checked in main");
     let bolt_mesh = meshes.add(bevy_mesh_from_trimesh(&bolt_solid, Shading::Flat));
     let nut_mesh = meshes.add(bevy_mesh_from_trimesh(&nut_solid, Shading::Flat));
     let steel = materials.add(StandardMaterial {
@@ -279,6 +279,8 @@ fn main() {
         columns: args.parsed("--columns", 64),
         ..ThreadSpec::M10
     };
+    // The parts are built from --columns: refuse a bad value here, with its reason.
+    support::or_exit("--columns", bolt(&spec, 24.0).and(nut(&spec, 8.0)));
     let spacing: f32 = args.parsed("--spacing", 0.1);
     let locked_friction: f32 = args.parsed("--locked-friction", 0.2);
     let backend = args.backend();
@@ -346,9 +348,12 @@ fn main() {
         out.insert("volume_ray_spacing_mm".into(), spacing.into());
         out.insert(
             "bolt_triangles".into(),
-            bolt(&spec, 24.0).triangle_count().into(),
+            bolt(&spec, 24.0)
+                .expect("checked in main")
+                .triangle_count()
+                .into(),
         );
-        let nut_solid = nut(&spec, 8.0);
+        let nut_solid = nut(&spec, 8.0).expect("checked in main");
         out.insert("nut_triangles".into(), nut_solid.triangle_count().into());
         out.insert("nut_volume_mm3".into(), nut_solid.volume().into());
         out.insert("last_step_rays".into(), stats.step.rays.into());

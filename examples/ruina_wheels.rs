@@ -66,7 +66,7 @@ fn setup(
             Color::srgb(0.2, 0.5, 0.85),
         ),
     ] {
-        let wheel = polygon_wheel(RADIUS, SIDES, HALF_WIDTH, sagitta, 16);
+        let wheel = polygon_wheel(RADIUS, SIDES, HALF_WIDTH, sagitta, 16).expect("checked in main");
         // A face down (the face between the corners at 240° and 300° is horizontal), 0.2 mm up.
         let lowest = wheel
             .vertices()
@@ -133,6 +133,13 @@ fn main() {
         speed: args.parsed("--speed", 0.6),
         sagitta: args.parsed("--sagitta", 5e-4),
     };
+    // The wheels are built from --sagitta: refuse a bad value here, with its reason.
+    for sagitta in [launch.sagitta, -launch.sagitta] {
+        support::or_exit(
+            "--sagitta",
+            polygon_wheel(RADIUS, SIDES, HALF_WIDTH, sagitta, 16),
+        );
+    }
     let backend = args.backend();
     let mut app = support::base_app(&args, "Interfere: Ruina wheels", HZ);
     app.insert_resource(backend)

@@ -118,10 +118,10 @@ fn setup(
         Some(0.0),
         Transform::from_xyz(0.3, -0.05, 0.0),
     );
-    let bump = cuboid(BUMP);
+    let bump = cuboid(BUMP).expect("BUMP is a valid box");
     let bump_mesh = meshes.add(bevy_mesh_from_trimesh(&bump, Shading::Flat));
     let bump_colour = materials.add(Color::srgb(0.9, 0.15, 0.15));
-    let cube = cuboid(Vec3::splat(HALF));
+    let cube = cuboid(Vec3::splat(HALF)).expect("HALF is a valid box");
     let cube_mesh = meshes.add(bevy_mesh_from_trimesh(&cube, Shading::Flat));
     let colour = |m: Mode| match m {
         Mode::Adaptive => Color::srgb(0.85, 0.45, 0.2),

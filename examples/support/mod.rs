@@ -139,6 +139,15 @@ impl DemoArgs {
     }
 }
 
+/// The value of `result`, or exits with a message naming the flag `name` it came from
+/// (for shapes built from flags, whose generators refuse bad parameters).
+pub fn or_exit<T, E: std::fmt::Display>(name: &str, result: Result<T, E>) -> T {
+    result.unwrap_or_else(|e| {
+        eprintln!("{name}: {e}");
+        std::process::exit(2)
+    })
+}
+
 /// The offscreen image that cameras render into when headless.
 #[derive(Resource, Clone)]
 pub struct OffscreenTarget(pub Handle<Image>);
@@ -360,9 +369,7 @@ impl StageLog {
 
     /// The report's common "backend" section: asked, ran, fallbacks, GPU latency.
     pub fn backend_report(&self) -> serde_json::Value {
-        let mean = |v: &[f64]| {
-            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-        };
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         serde_json::json!({
             "asked": self.backends_used(),
             "ran": self.stages_ran(),
@@ -497,7 +504,8 @@ pub fn spawn_static_cuboid(
 ) -> Entity {
     use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
     use bevy_interfere::prelude::{Collider, Friction, RigidBody};
-    let solid = interfere_geometry::shapes::cuboid(half);
+    let solid =
+        interfere_geometry::shapes::cuboid(half).expect("the examples' slabs are valid boxes");
     let mut entity = commands.spawn((
         Name::new(name),
         RigidBody::Static,

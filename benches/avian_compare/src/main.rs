@@ -45,10 +45,19 @@ const FIXED_HZ: f64 = 60.0;
 fn shape(i: usize) -> (Solid, &'static str) {
     let g = interfere_geometry::glam::Vec3::new;
     match i % 4 {
-        0 => (shapes::cuboid(g(0.2, 0.15, 0.25)), "box"),
-        1 => (shapes::icosphere(0.22, 2), "sphere"),
-        2 => (shapes::torus(0.22, 0.08, 24, 12), "torus"),
-        _ => (shapes::bumpy_sphere(0.22, 0.03, 3.0, 2, 7), "bumpy sphere"),
+        0 => (
+            shapes::cuboid(g(0.2, 0.15, 0.25)).expect("valid shape"),
+            "box",
+        ),
+        1 => (shapes::icosphere(0.22, 2).expect("valid shape"), "sphere"),
+        2 => (
+            shapes::torus(0.22, 0.08, 24, 12).expect("valid shape"),
+            "torus",
+        ),
+        _ => (
+            shapes::bumpy_sphere(0.22, 0.03, 3.0, 2, 7).expect("valid shape"),
+            "bumpy sphere",
+        ),
     }
 }
 

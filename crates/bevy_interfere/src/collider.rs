@@ -19,7 +19,7 @@ use bevy::prelude::*;
 use bevy::tasks::{AsyncComputeTaskPool, Task, futures::check_ready};
 use interfere_dynamics::{HalfSpace, MeshShape, Shape};
 use interfere_geometry::glam::Vec3 as GVec3;
-use interfere_geometry::{Solid, TriMesh, shapes};
+use interfere_geometry::{ShapeError, Solid, TriMesh, shapes};
 use std::sync::Arc;
 
 /// Where a collider's shape comes from.
@@ -41,6 +41,9 @@ pub enum ColliderSource {
         /// A point on the plane.
         point: Vec3,
     },
+    /// A generator ([`Collider::cuboid`], [`Collider::icosphere`]) refused its parameters; the
+    /// entity gets a [`ColliderError`] naming the parameter.
+    Invalid(ShapeError),
 }
 
 /// The collision shape of a body, in the entity's local frame (the entity's `Transform` scale
@@ -92,14 +95,26 @@ impl Collider {
         }
     }
 
-    /// A box with the given half extents (12 triangles).
+    /// A box with the given half extents (12 triangles). Half extents that are not finite and
+    /// positive give a collider that the plugin refuses with a [`ColliderError`].
     pub fn cuboid(half_extents: Vec3) -> Self {
-        Self::solid(shapes::cuboid(GVec3::from_array(half_extents.to_array())))
+        Self::generated(shapes::cuboid(GVec3::from_array(half_extents.to_array())))
     }
 
-    /// A geodesic sphere (`subdivisions` 2 gives 320 triangles, 3 gives 1280).
+    /// A geodesic sphere (`subdivisions` 2 gives 320 triangles, 3 gives 1280). A radius that is
+    /// not finite and positive, or too many subdivisions, give a collider that the plugin
+    /// refuses with a [`ColliderError`].
     pub fn icosphere(radius: f32, subdivisions: u32) -> Self {
-        Self::solid(shapes::icosphere(radius, subdivisions))
+        Self::generated(shapes::icosphere(radius, subdivisions))
+    }
+
+    fn generated(solid: Result<Solid, ShapeError>) -> Self {
+        match solid {
+            Ok(solid) => Self::solid(solid),
+            Err(e) => Self {
+                source: ColliderSource::Invalid(e),
+            },
+        }
     }
 
     /// Where the shape comes from.
@@ -298,6 +313,10 @@ pub(crate) fn prepare_colliders(
         }
         let scale = transform.scale;
         let key = match &collider.source {
+            ColliderSource::Invalid(e) => {
+                report(&mut commands, entity, &label(), e.to_string());
+                continue;
+            }
             ColliderSource::Prepared(m) => {
                 finish(&mut commands, entity, &label(), &Ok(m.clone()), Vec3::ONE);
                 continue;
@@ -327,9 +346,8 @@ pub(crate) fn prepare_colliders(
                 if !cache.ready.contains_key(&key) && !cache.running.contains_key(&key) {
                     cache.keep.push(s.clone());
                     let solid = (**s).clone();
-                    let task = AsyncComputeTaskPool::get().spawn(async move {
-                        prepare(Ok(solid), scale)
-                    });
+                    let task =
+                        AsyncComputeTaskPool::get().spawn(async move { prepare(Ok(solid), scale) });
                     cache.running.insert(key, task);
                 }
                 key
@@ -353,13 +371,11 @@ pub(crate) fn prepare_colliders(
                     let solid = trimesh_from_bevy(mesh)
                         .map_err(|e| format!("mesh {handle:?}: {e}"))
                         .and_then(|(m, _)| {
-                            Solid::new(m).map_err(|e| {
-                                format!("mesh {handle:?} is not a closed solid: {e}")
-                            })
+                            Solid::new(m)
+                                .map_err(|e| format!("mesh {handle:?} is not a closed solid: {e}"))
                         });
-                    let task = AsyncComputeTaskPool::get().spawn(async move {
-                        prepare(solid, scale)
-                    });
+                    let task =
+                        AsyncComputeTaskPool::get().spawn(async move { prepare(solid, scale) });
                     cache.running.insert(key, task);
                 }
                 key

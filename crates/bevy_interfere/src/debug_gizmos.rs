@@ -18,10 +18,10 @@
 
 use crate::settings::PhysicsSettings;
 use crate::world::PhysicsWorld;
-use interfere_dynamics::volume_stage::sampled_volume;
-use interfere_dynamics::Shape;
 use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
+use interfere_dynamics::Shape;
+use interfere_dynamics::volume_stage::sampled_volume;
 use interfere_geometry::VolumeResult;
 use interfere_geometry::glam::DVec3;
 
@@ -263,10 +263,8 @@ fn draw_debug(
                     let Some(tri) = solid.triangles().get(t as usize) else {
                         continue;
                     };
-                    let v = tri.map(|i| {
-                        pose.transform_point(solid.vertices()[i as usize])
-                            .as_vec3()
-                    });
+                    let v =
+                        tri.map(|i| pose.transform_point(solid.vertices()[i as usize]).as_vec3());
                     gizmos.linestrip([v[0], v[1], v[2], v[0]], TRIANGLE);
                 }
             }
@@ -376,8 +374,8 @@ mod tests {
 
     #[test]
     fn uniform_segments_integrate_to_the_estimate() {
-        let a = torus(0.5, 0.2, 24, 12);
-        let b = icosphere(0.4, 2);
+        let a = torus(0.5, 0.2, 24, 12).unwrap();
+        let b = icosphere(0.4, 2).unwrap();
         let mut overlapping = 0;
         for pose in poses() {
             for sampling in [Sampling::Resolution(16), Sampling::Spacing(0.05)] {
@@ -396,8 +394,8 @@ mod tests {
 
     #[test]
     fn adaptive_segments_integrate_to_the_estimate() {
-        let a = torus(0.5, 0.2, 24, 12);
-        let b = icosphere(0.4, 2);
+        let a = torus(0.5, 0.2, 24, 12).unwrap();
+        let b = icosphere(0.4, 2).unwrap();
         let mut sides = Vec::new();
         for pose in poses().into_iter().take(6) {
             let opts = AdaptiveOptions {
@@ -417,8 +415,8 @@ mod tests {
 
     #[test]
     fn boxes_give_analytic_segments_and_touching_boxes_none() {
-        let a = cuboid(Vec3::splat(0.5));
-        let b = cuboid(Vec3::new(0.25, 0.5, 0.5));
+        let a = cuboid(Vec3::splat(0.5)).unwrap();
+        let b = cuboid(Vec3::new(0.25, 0.5, 0.5)).unwrap();
         let opts = UniformOptions {
             sampling: Sampling::Spacing(0.1),
             ..Default::default()
@@ -435,7 +433,7 @@ mod tests {
         assert!((r.volume - 0.2).abs() < 1e-6, "volume {}", r.volume);
         // Nested: B inside A; every segment is B's own chord.
         let nested = Pose::from_translation(Vec3::new(0.1, 0.0, 0.0)).to_f64();
-        let small = cuboid(Vec3::splat(0.2));
+        let small = cuboid(Vec3::splat(0.2)).unwrap();
         let r = uniform_volume(&a, &small, &nested, &opts).expect("query");
         assert!(assert_segments_integrate(&r) > 0);
         // Touching faces: no interval, nothing drawn.

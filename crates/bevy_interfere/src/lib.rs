@@ -52,13 +52,13 @@ pub use components::{
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
 pub use gpu_backend::{GpuBackendPlugin, GpuSettings, GpuSupport, InterfereGpuContext};
-/// How pair volumes are computed, and the ray-sampling parameters
-/// ([`PhysicsSettings::volume`]).
-pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
 /// Sleeping thresholds ([`PhysicsSettings::sleep`]).
 pub use interfere_dynamics::SleepSettings;
 /// The solver's iterations, slops and thresholds ([`PhysicsSettings::solver`]).
 pub use interfere_dynamics::SolverSettings;
+/// How pair volumes are computed, and the ray-sampling parameters
+/// ([`PhysicsSettings::volume`]).
+pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
 /// A volume error tolerance, absolute or relative ([`AdaptiveSampling::tolerance`]).
 pub use interfere_geometry::Tolerance;
 pub use messages::{
@@ -157,18 +157,22 @@ impl Plugin for PhysicsPlugin {
                 self.schedule,
                 (Step, Writeback).run_if(step::physics_active),
             )
-        .add_systems(
-            self.schedule,
-            (
-                (collider::prepare_colliders, ApplyDeferred, sync::sync_bodies)
-                    .chain()
-                    .in_set(Prepare),
-                step::step.in_set(Step),
-                (writeback::writeback, writeback::write_messages)
-                    .chain()
-                    .in_set(Writeback),
-            ),
-        );
+            .add_systems(
+                self.schedule,
+                (
+                    (
+                        collider::prepare_colliders,
+                        ApplyDeferred,
+                        sync::sync_bodies,
+                    )
+                        .chain()
+                        .in_set(Prepare),
+                    step::step.in_set(Step),
+                    (writeback::writeback, writeback::write_messages)
+                        .chain()
+                        .in_set(Writeback),
+                ),
+            );
     }
 }
 

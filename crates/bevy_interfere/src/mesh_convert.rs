@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn round_trip_through_flat_shading_welds_back_to_a_solid() {
-        let torus = shapes::torus(1.0, 0.3, 24, 12);
+        let torus = shapes::torus(1.0, 0.3, 24, 12).unwrap();
         let bevy_mesh = bevy_mesh_from_trimesh(torus.mesh(), Shading::Flat);
         let (back, report) = trimesh_from_bevy(&bevy_mesh).unwrap();
         assert_eq!(back.triangle_count(), torus.triangle_count());

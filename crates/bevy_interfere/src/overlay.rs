@@ -11,11 +11,11 @@ use crate::debug_gizmos::InterfereGizmos;
 use crate::gpu_backend::{GpuSettings, GpuSupport};
 use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
 use crate::world::PhysicsWorld;
-use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
-use interfere_geometry::Tolerance;
 use bevy::gizmos::config::GizmoConfigStore;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
+use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
+use interfere_geometry::Tolerance;
 
 /// Whether the panel is shown and which body it inspects.
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
@@ -44,26 +44,31 @@ impl Plugin for InterfereOverlayPlugin {
     }
 }
 
-/// The volume method: uniform rays (with the spacing) or adaptive EBPI sampling (with the
-/// tolerance, ray budget and EBPI resolution).
+/// The volume method: exact (no knob), uniform rays (with the spacing) or adaptive EBPI
+/// sampling (with the tolerance, ray budget and EBPI resolution).
 fn volume_sampling_controls(ui: &mut egui::Ui, settings: &mut PhysicsSettings) {
     #[derive(PartialEq, Clone, Copy)]
     enum Kind {
+        Exact,
         Uniform,
         Adaptive,
     }
     let mut kind = match settings.volume {
+        VolumeMethod::Exact => Kind::Exact,
         VolumeMethod::Uniform { .. } => Kind::Uniform,
         VolumeMethod::Adaptive(_) => Kind::Adaptive,
     };
     ui.horizontal(|ui| {
         ui.label("volume (CPU)");
+        ui.radio_value(&mut kind, Kind::Exact, "exact");
         ui.radio_value(&mut kind, Kind::Uniform, "uniform rays");
         ui.radio_value(&mut kind, Kind::Adaptive, "adaptive (EBPI)");
     });
     match (kind, &settings.volume) {
-        (Kind::Uniform, VolumeMethod::Uniform { .. })
+        (Kind::Exact, VolumeMethod::Exact)
+        | (Kind::Uniform, VolumeMethod::Uniform { .. })
         | (Kind::Adaptive, VolumeMethod::Adaptive(_)) => {}
+        (Kind::Exact, _) => settings.volume = VolumeMethod::Exact,
         (Kind::Uniform, _) => {
             settings.volume = VolumeMethod::Uniform {
                 spacing: MeshSpacing::default(),
@@ -74,6 +79,9 @@ fn volume_sampling_controls(ui: &mut egui::Ui, settings: &mut PhysicsSettings) {
         }
     }
     match &mut settings.volume {
+        VolumeMethod::Exact => {
+            ui.label("exact intersection volume: nothing to tune");
+        }
         VolumeMethod::Uniform { spacing } => match spacing {
             MeshSpacing::Relative(f) => {
                 ui.add(
@@ -234,7 +242,10 @@ fn panel(
                     if let Some(why) = &st.fallback {
                         row("CPU fallback", why.clone());
                     }
-                    row("bodies (asleep)", format!("{} ({})", st.bodies, st.sleeping));
+                    row(
+                        "bodies (asleep)",
+                        format!("{} ({})", st.bodies, st.sleeping),
+                    );
                     row("candidate pairs", st.candidate_pairs.to_string());
                     row("interfering pairs", st.interfering_pairs.to_string());
                     row(

@@ -554,11 +554,9 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
     ));
     for b in &scene.bodies {
         let solid = match &b.shape {
-            ShapeSpec::Cuboid { half_extents } => {
-                interfere_geometry::shapes::cuboid(interfere_geometry::glam::Vec3::from_array(
-                    *half_extents,
-                ))
-            }
+            ShapeSpec::Cuboid { half_extents } => interfere_geometry::shapes::cuboid(
+                interfere_geometry::glam::Vec3::from_array(*half_extents),
+            ),
             ShapeSpec::Icosphere {
                 radius,
                 subdivisions,
@@ -568,7 +566,9 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
                 minor,
                 major_segments,
                 minor_segments,
-            } => interfere_geometry::shapes::torus(*major, *minor, *major_segments, *minor_segments),
+            } => {
+                interfere_geometry::shapes::torus(*major, *minor, *major_segments, *minor_segments)
+            }
             other => panic!("shape not used here: {other:?}"),
         };
         let v = |a: [f64; 3]| Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32);
@@ -581,7 +581,7 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
             // Prepared here, so every body joins at the same step as in the scene (a collider
             // prepared on the task pool joins when it is ready).
             Collider::prepared(std::sync::Arc::new(
-                interfere_dynamics::MeshShape::new(solid).unwrap(),
+                interfere_dynamics::MeshShape::new(solid.unwrap()).unwrap(),
             )),
             Transform::from_translation(v(b.position)),
             LinearVelocity(v(b.velocity)),

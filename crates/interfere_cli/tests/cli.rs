@@ -32,8 +32,8 @@ fn check_reports_pairs_containment_and_separation_as_json() {
     let dir = temp_dir("check");
     let sphere = dir.join("sphere.obj");
     let cube = dir.join("cube.stl");
-    io::save_mesh(shapes::icosphere(1.0, 2).mesh(), &sphere).unwrap();
-    io::save_mesh(shapes::cuboid(Vec3::splat(0.25)).mesh(), &cube).unwrap();
+    io::save_mesh(shapes::icosphere(1.0, 2).unwrap().mesh(), &sphere).unwrap();
+    io::save_mesh(shapes::cuboid(Vec3::splat(0.25)).unwrap().mesh(), &cube).unwrap();
     let (s, c) = (sphere.to_str().unwrap(), cube.to_str().unwrap());
 
     let mut methods = vec!["obb", "aabb", "bfs", "brute"];
@@ -94,7 +94,7 @@ fn check_reports_pairs_containment_and_separation_as_json() {
 fn bad_files_and_poses_fail_with_a_message_naming_them() {
     let dir = temp_dir("bad");
     let good = dir.join("good.obj");
-    io::save_mesh(shapes::cuboid(Vec3::ONE).mesh(), &good).unwrap();
+    io::save_mesh(shapes::cuboid(Vec3::ONE).unwrap().mesh(), &good).unwrap();
     let garbage = dir.join("garbage.stl");
     std::fs::write(
         &garbage,
@@ -113,7 +113,25 @@ fn bad_files_and_poses_fail_with_a_message_naming_them() {
 
     let (ok, _, err) = interfere(&["check", g, g, "--pose-b", "1,2,x"]);
     assert!(!ok);
-    assert!(err.contains("--pose-b"), "{err}");
+    assert!(
+        err.contains("--pose-b: translation '1,2,x': 'x' is not a number"),
+        "{err}"
+    );
+    let (ok, _, err) = interfere(&["check", g, g, "--pose-a", "0,0,0@0,0,1:1e300"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--pose-a: rotation angle '1e300': '1e300' exceeds the f32 range"),
+        "{err}"
+    );
+    // A coordinate beyond f32 in a mesh file: the file, the line and the limit.
+    let huge = dir.join("huge.obj");
+    std::fs::write(&huge, b"v 0 0 0\nv 1 0 0\nv 0 1e300 0\nv 0 0 1\nf 1 3 2\n").unwrap();
+    let (ok, _, err) = interfere(&["check", g, huge.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        err.contains("huge.obj: line 3: vertex coordinate 1e300 exceeds the f32 range"),
+        "{err}"
+    );
 
     let unknown = dir.join("mesh.ply");
     std::fs::write(&unknown, b"ply\n").unwrap();
@@ -126,7 +144,7 @@ fn bad_files_and_poses_fail_with_a_message_naming_them() {
 fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
     let dir = temp_dir("volume");
     let cube = dir.join("cube.obj");
-    io::save_mesh(shapes::cuboid(Vec3::splat(0.5)).mesh(), &cube).unwrap();
+    io::save_mesh(shapes::cuboid(Vec3::splat(0.5)).unwrap().mesh(), &cube).unwrap();
     let c = cube.to_str().unwrap();
     let (ok, out, err) = interfere(&["volume", c, c, "--pose-b", "0.5,0,0", "--json"]);
     assert!(ok, "{err}");
@@ -284,7 +302,7 @@ fn volume_of_two_offset_cubes_is_exact_and_pushes_them_apart() {
 
     // Open meshes are refused by a method that needs closed ones, with the reason.
     let open = dir.join("open.obj");
-    let closed = shapes::cuboid(Vec3::splat(0.5)).into_mesh();
+    let closed = shapes::cuboid(Vec3::splat(0.5)).unwrap().into_mesh();
     let mut tris = closed.triangles().to_vec();
     tris.pop();
     let open_mesh = interfere_geometry::TriMesh::new(closed.vertices().to_vec(), tris).unwrap();
@@ -317,9 +335,10 @@ fn simulate_runs_the_shipped_scene_and_writes_trajectories() {
     assert_eq!(v["stats"].as_array().unwrap().len(), 240);
     let dropped = &v["trajectories"][1];
     let last = dropped.as_array().unwrap().last().unwrap();
-    // The dropped box has landed on the plane (centre at half its size, within a few mm).
+    // The dropped box has landed on the plane (centre at half its size, within 5 mm; measured
+    // 0.1 mm).
     let z = last["position"][2].as_f64().unwrap();
-    assert!((z - 0.5).abs() < 0.01, "box centre z {z}");
+    assert!((z - 0.5).abs() < 5e-3, "box centre z {z}");
     // The box dropped on the static table rests on it by mesh-mesh volume contact.
     assert_eq!(v["bodies"][5], "on_table");
     let last = v["trajectories"][5]
@@ -329,7 +348,7 @@ fn simulate_runs_the_shipped_scene_and_writes_trajectories() {
         .unwrap()
         .clone();
     let z = last["position"][2].as_f64().unwrap();
-    assert!((z - 0.7).abs() < 0.01, "box on table centre z {z}");
+    assert!((z - 0.7).abs() < 5e-3, "box on table centre z {z}");
 
     // Malformed scene: the error names the field.
     let bad = dir.join("bad.json");
@@ -340,14 +359,27 @@ fn simulate_runs_the_shipped_scene_and_writes_trajectories() {
     .unwrap();
     let (ok, _, err) = interfere(&["simulate", bad.to_str().unwrap()]);
     assert!(!ok);
+    assert!(err.contains("bad.json: bodies[0].shape"), "{err}");
     assert!(err.contains("half_extents"), "{err}");
+    // Finite but beyond f32: refused with the limit, not as "not finite".
+    std::fs::write(
+        &bad,
+        r#"{ "bodies": [ { "name": "x", "shape": { "icosphere": { "radius": 1e300, "subdivisions": 1 } } } ] }"#,
+    )
+    .unwrap();
+    let (ok, _, err) = interfere(&["simulate", bad.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        err.contains("bad.json: bodies[0].shape.icosphere.radius: 1e300 exceeds the f32 range"),
+        "{err}"
+    );
 }
 
 #[test]
 fn bench_volume_reports_time_and_error_per_resolution() {
     let dir = temp_dir("bench-volume");
     let sphere = dir.join("sphere.obj");
-    io::save_mesh(shapes::icosphere(1.0, 3).mesh(), &sphere).unwrap();
+    io::save_mesh(shapes::icosphere(1.0, 3).unwrap().mesh(), &sphere).unwrap();
     let (ok, out, err) = interfere(&[
         "bench",
         "volume",
@@ -389,15 +421,17 @@ fn bench_volume_reports_time_and_error_per_resolution() {
         rays(fitted) > rays(&all[4]),
         "the first pass's rays are counted"
     );
-    // One-axis rows refine to the tolerance: every pose met it, from R = 4 upwards.
+    // One-axis rows refine to the 1 % tolerance: every pose met it by the sampler's own
+    // estimate, from R = 4 upwards, and no pose's actual error against the reference exceeds
+    // 1 % (measured: at most 0.48 % at R = 4, 0.06 % at R = 16).
     for one in [&all[1], &all[5]] {
         assert_eq!(one["axes"], 1);
         assert_eq!(one["tolerance"], 0.01);
         assert!(one["baseline_mean_ms"].is_null());
         assert_eq!(one["tolerance_met_share"], 1.0, "{one:?}");
-        assert!(one["over_tolerance_share"].as_f64().unwrap() <= 1.0);
+        assert_eq!(one["over_tolerance_share"], 0.0, "{one:?}");
         assert!(
-            one["max_relative_error"].as_f64().unwrap() < 0.02,
+            one["max_relative_error"].as_f64().unwrap() <= 0.01,
             "{one:?}"
         );
     }
@@ -489,7 +523,7 @@ fn bench_volume_reports_time_and_error_per_resolution() {
 fn volume_method_exact_reports_volume_gradient_and_regions() {
     let dir = temp_dir("volume-exact");
     let cube = dir.join("cube.obj");
-    io::save_mesh(shapes::cuboid(Vec3::splat(0.5)).mesh(), &cube).unwrap();
+    io::save_mesh(shapes::cuboid(Vec3::splat(0.5)).unwrap().mesh(), &cube).unwrap();
     let c = cube.to_str().unwrap();
     // Offset by 0.5 along x: V = 1 − x exactly, and the force pushes B along +x.
     let (ok, out, err) = interfere(&[

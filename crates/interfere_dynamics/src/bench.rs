@@ -20,7 +20,7 @@ pub fn boxes_on_plane(n: usize) -> (World, HalfSpaceSource) {
     );
     let mut source = HalfSpaceSource::new(0.02);
     source.add_plane(Plane::new(ground, DVec3::Z, DVec3::ZERO).expect("unit normal"));
-    let solid = cuboid(Vec3::splat(0.5));
+    let solid = cuboid(Vec3::splat(0.5)).expect("a unit box is valid");
     let props = mass_properties(&solid, 1000.0).expect("a box has volume");
     let side = (n as f64).sqrt().ceil().max(1.0) as usize;
     for i in 0..n {

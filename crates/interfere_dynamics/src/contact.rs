@@ -660,7 +660,7 @@ mod tests {
     fn box_below_plane_matches_analytic() {
         // Half extents exactly representable in f32, so the mesh is exactly this box.
         let half = DVec3::new(0.5, 0.375, 0.25);
-        let solid = cuboid(half.as_vec3());
+        let solid = cuboid(half.as_vec3()).unwrap();
         for depth in [1e-6, 0.1, 0.25, 0.49] {
             let verts = posed(
                 &solid,
@@ -695,9 +695,9 @@ mod tests {
     fn gradient_matches_finite_differences() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let shapes = [
-            cuboid(DVec3::new(0.5, 0.3, 0.2).as_vec3()),
-            torus(0.6, 0.2, 24, 12),
-            icosphere(0.5, 2),
+            cuboid(DVec3::new(0.5, 0.3, 0.2).as_vec3()).unwrap(),
+            torus(0.6, 0.2, 24, 12).unwrap(),
+            icosphere(0.5, 2).unwrap(),
         ];
         let mut checked = 0;
         for case in 0..60 {
@@ -762,8 +762,8 @@ mod tests {
     fn split_parts_sum_to_total_and_match_finite_differences() {
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         let shapes = [
-            cuboid(DVec3::new(0.5, 0.3, 0.2).as_vec3()),
-            torus(0.6, 0.2, 24, 12),
+            cuboid(DVec3::new(0.5, 0.3, 0.2).as_vec3()).unwrap(),
+            torus(0.6, 0.2, 24, 12).unwrap(),
         ];
         let mut checked = 0;
         for case in 0..30 {
@@ -886,7 +886,7 @@ mod tests {
         assert!(out.is_empty());
         let mut h = HalfSpaceSource::new(-1.0);
         h.add_plane(Plane::new(0, DVec3::Z, DVec3::ZERO).unwrap());
-        h.add_mesh(5, &cuboid(DVec3::ONE.as_vec3()));
+        h.add_mesh(5, &cuboid(DVec3::ONE.as_vec3()).unwrap());
         h.contacts(&[], &mut out);
         assert!(out.is_empty());
     }

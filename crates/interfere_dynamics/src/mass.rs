@@ -179,7 +179,7 @@ mod tests {
             (DVec3::new(0.05, 0.5, 5.0), 7.8),
             (DVec3::new(0.5, 0.5, 0.5), 1000.0),
         ] {
-            let m = mass_properties(&cuboid(h.as_vec3()), rho).unwrap();
+            let m = mass_properties(&cuboid(h.as_vec3()).unwrap(), rho).unwrap();
             // Compare with the box the f32 vertices actually describe.
             let exact = MassProperties::cuboid(h.as_vec3().as_dvec3(), rho).unwrap();
             assert!((m.volume - exact.volume).abs() < 1e-12 * exact.volume);
@@ -190,7 +190,7 @@ mod tests {
                 "{m:?} vs {exact:?}"
             );
             // The subdivided box (many triangles, same solid) agrees too.
-            let m2 = mass_properties(&subdivided_cuboid(h.as_vec3(), 4), rho).unwrap();
+            let m2 = mass_properties(&subdivided_cuboid(h.as_vec3(), 4).unwrap(), rho).unwrap();
             assert!(mat_close(m2.inertia, exact.inertia, 1e-10));
         }
     }
@@ -200,7 +200,7 @@ mod tests {
         let r = 1.5;
         let mut prev_err = f64::INFINITY;
         for s in 1..=4 {
-            let m = mass_properties(&icosphere(r as f32, s), 2.0).unwrap();
+            let m = mass_properties(&icosphere(r as f32, s).unwrap(), 2.0).unwrap();
             // Principal moments of a sphere are equal; compare I / (m r²) with 2/5.
             let ratio = m.inertia.x_axis.x / (m.mass * r * r);
             let err = (ratio - 0.4).abs();
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn offset_and_rotated_meshes() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let base_solid = torus(1.0, 0.3, 24, 12);
+        let base_solid = torus(1.0, 0.3, 24, 12).unwrap();
         let base = mass_properties(&base_solid, 3.0).unwrap();
         for _ in 0..20 {
             let axis = DVec3::new(
@@ -253,7 +253,7 @@ mod tests {
     fn torus_matches_analytic_volume_and_axial_moment() {
         // Oracle: the analytic solid torus (the fine mesh is inscribed, so slightly low).
         let (big_r, r) = (1.0f64, 0.3f64);
-        let m = mass_properties(&torus(big_r as f32, r as f32, 64, 32), 1.0).unwrap();
+        let m = mass_properties(&torus(big_r as f32, r as f32, 64, 32).unwrap(), 1.0).unwrap();
         let exact_volume = 2.0 * std::f64::consts::PI.powi(2) * big_r * r * r;
         assert!((m.volume - exact_volume).abs() / exact_volume < 0.01);
         // I_axis = m (R² + 3/4 r²) for a solid torus about its symmetry axis (z here).
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_errors() {
-        let c = cuboid(Vec3::ONE);
+        let c = cuboid(Vec3::ONE).unwrap();
         assert!(matches!(
             mass_properties(&c, 0.0),
             Err(MassError::BadDensity(_))

@@ -614,8 +614,8 @@ pub fn split_with_volume(
 mod tests {
     use super::*;
     use interfere_geometry::glam::{DMat3, DQuat, Vec3};
-    use interfere_geometry::{Sampling, UniformOptions, UniformVolume};
     use interfere_geometry::shapes::{cuboid, icosphere, torus};
+    use interfere_geometry::{Sampling, UniformOptions, UniformVolume};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -641,9 +641,9 @@ mod tests {
     fn split_matches_vertex_gradients_and_parts_sum_to_total() {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let shapes = [
-            cuboid(Vec3::new(0.5, 0.3, 0.2)),
-            torus(0.4, 0.15, 12, 6),
-            icosphere(0.4, 1),
+            cuboid(Vec3::new(0.5, 0.3, 0.2)).unwrap(),
+            torus(0.4, 0.15, 12, 6).unwrap(),
+            icosphere(0.4, 1).unwrap(),
         ];
         let mut checked = 0;
         for case in 0..40 {
@@ -742,7 +742,11 @@ mod tests {
             .sum();
         assert!((vs - volume).abs() < 1e-15);
         assert!((ls - r * linear).length() < 1e-12);
-        assert!((ts - r * angular).length() < 1e-12, "{ts} vs {}", r * angular);
+        assert!(
+            (ts - r * angular).length() < 1e-12,
+            "{ts} vs {}",
+            r * angular
+        );
         // Each part sits in the face's plane, at the same radius from the centre, spread in
         // both directions: between the centroids' spread plus a disk each and the square's.
         let square = s / 12f64.sqrt();
@@ -751,7 +755,10 @@ mod tests {
             assert!(local.z.abs() < 1e-12, "{local}");
             let (rx, ry) = (local.x.abs(), local.y.abs());
             let rr = (rx * rx + ry * ry).sqrt();
-            assert!(rr > 0.7 * square * 2f64.sqrt() && rr < 1.05 * square * 2f64.sqrt(), "{local}");
+            assert!(
+                rr > 0.7 * square * 2f64.sqrt() && rr < 1.05 * square * 2f64.sqrt(),
+                "{local}"
+            );
             assert!((p.linear - r * linear * 0.25).length() < 1e-12);
         }
         // Distinct quadrants.

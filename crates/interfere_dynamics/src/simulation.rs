@@ -229,7 +229,8 @@ impl Simulation {
             .collect();
         for pair in ended {
             self.colliding.remove(&pair);
-            self.pending_events.push(CollisionEvent::Ended(pair.0, pair.1));
+            self.pending_events
+                .push(CollisionEvent::Ended(pair.0, pair.1));
         }
         self.free.push(id);
         Ok(body)
@@ -291,7 +292,9 @@ impl Simulation {
 
     /// A body's collider.
     pub fn collider(&self, h: BodyHandle) -> Option<&Collider> {
-        self.check(h).ok().and_then(|id| self.colliders[id].as_ref())
+        self.check(h)
+            .ok()
+            .and_then(|id| self.colliders[id].as_ref())
     }
 
     /// Every collider by id.
@@ -334,9 +337,7 @@ impl Simulation {
         h: BodyHandle,
         props: &crate::MassProperties,
     ) -> Result<(), crate::BodyError> {
-        let id = self
-            .check(h)
-            .map_err(|_| crate::BodyError::BadState)?;
+        let id = self.check(h).map_err(|_| crate::BodyError::BadState)?;
         let old = &self.world.bodies()[id];
         let pose = old.mesh_pose();
         let made = RigidBody::dynamic(props, pose.translation, old.orientation)?
@@ -586,11 +587,18 @@ impl Simulation {
         let start = Instant::now();
         let sensor = |i: BodyId| self.colliders[i].as_ref().is_some_and(|c| c.sensor);
         self.exerts.clear();
-        self.exerts
-            .extend(self.output.pairs.iter().map(|p| !(sensor(p.a) || sensor(p.b))));
+        self.exerts.extend(
+            self.output
+                .pairs
+                .iter()
+                .map(|p| !(sensor(p.a) || sensor(p.b))),
+        );
         self.speculative_exerts.clear();
-        self.speculative_exerts
-            .extend(self.speculative.iter().map(|p| !(sensor(p.a) || sensor(p.b))));
+        self.speculative_exerts.extend(
+            self.speculative
+                .iter()
+                .map(|p| !(sensor(p.a) || sensor(p.b))),
+        );
         self.world.step(&mut (
             LatentSource {
                 pairs: &self.output.pairs,

@@ -41,7 +41,7 @@ fn add_box(
     q: DQuat,
     mat: Material,
 ) -> BodyId {
-    let solid = cuboid(half.as_vec3());
+    let solid = cuboid(half.as_vec3()).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let id = w.add_body(
         RigidBody::dynamic(&props, at, q)
@@ -364,7 +364,7 @@ impl<S: ContactSource> ContactSource for Counting<S> {
 fn box_rests_on_volume_contact() {
     let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
     let g = ground(&mut w, Material::new(0.6, 0.0));
-    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3));
+    let solid = cuboid(Vec3::new(0.5, 0.4, 0.3)).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let b = w.add_body(
         RigidBody::dynamic(&props, DVec3::new(0.0, 0.0, 0.35), DQuat::IDENTITY)
@@ -420,7 +420,7 @@ fn tilted_box_dropped_on_volume_contact_settles_on_a_face() {
     let mut w = world(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G));
     let g = ground(&mut w, Material::new(0.6, 0.0));
     let half = Vec3::new(0.5, 0.4, 0.3);
-    let solid = cuboid(half);
+    let solid = cuboid(half).unwrap();
     let props = mass_properties(&solid, 500.0).unwrap();
     let q0 = DQuat::from_rotation_x(0.3) * DQuat::from_rotation_y(0.2);
     let b = w.add_body(
@@ -561,21 +561,21 @@ fn volume_parts(sim: &Simulation, keep: impl Fn(&PairContact) -> bool) -> usize 
 #[test]
 fn mesh_volume_gradient_matches_finite_differences() {
     use interfere_geometry::shapes::icosphere;
-    let a_solid = cuboid(Vec3::new(1.0, 1.0, 0.5));
+    let a_solid = cuboid(Vec3::new(1.0, 1.0, 0.5)).unwrap();
     let cases = [
         (
-            icosphere(0.5, 2),
+            icosphere(0.5, 2).unwrap(),
             DVec3::new(0.3, -0.2, 0.5 + 0.5 - 0.15),
             DQuat::from_rotation_z(0.3),
         ),
         (
-            cuboid(Vec3::new(0.4, 0.3, 0.2)),
+            cuboid(Vec3::new(0.4, 0.3, 0.2)).unwrap(),
             DVec3::new(-0.2, 0.1, 0.5 + 0.1),
             DQuat::from_rotation_x(0.4) * DQuat::from_rotation_y(-0.3),
         ),
         // Over A's edge: the overlap touches two faces of A.
         (
-            icosphere(0.4, 2),
+            icosphere(0.4, 2).unwrap(),
             DVec3::new(0.95, 0.2, 0.4),
             DQuat::IDENTITY,
         ),
@@ -665,7 +665,7 @@ fn box_rests_on_static_box_via_mesh_volume() {
     );
     add_fixed(
         &mut sim,
-        cuboid(Vec3::new(2.0, 2.0, 0.5)),
+        cuboid(Vec3::new(2.0, 2.0, 0.5)).unwrap(),
         DVec3::new(0.0, 0.0, -0.5),
         DQuat::IDENTITY,
         mat,
@@ -673,7 +673,7 @@ fn box_rests_on_static_box_via_mesh_volume() {
     let q0 = DQuat::from_rotation_z(0.3);
     let b = add_dynamic(
         &mut sim,
-        cuboid(Vec3::new(0.5, 0.4, 0.3)),
+        cuboid(Vec3::new(0.5, 0.4, 0.3)).unwrap(),
         500.0,
         DVec3::new(0.2, -0.1, 0.3),
         q0,
@@ -725,12 +725,12 @@ fn torus_on_peg() -> (Simulation, BodyId, BodyHandle) {
     add_ground(&mut sim, mat);
     let peg = add_fixed(
         &mut sim,
-        cylinder(0.1, 0.3, 12),
+        cylinder(0.1, 0.3, 12).unwrap(),
         DVec3::new(0.0, 0.0, 0.3),
         DQuat::IDENTITY,
         mat,
     );
-    let t_solid = torus(0.4, 0.1, 20, 8);
+    let t_solid = torus(0.4, 0.1, 20, 8).unwrap();
     let s = shape(t_solid);
     let body = RigidBody::dynamic(
         &s.mass_at(500.0),
@@ -819,7 +819,7 @@ fn ring_on_hook(swing: f64) -> (Simulation, BodyHandle) {
     // Peg along y at height 1.
     add_fixed(
         &mut sim,
-        cylinder(0.1, 0.4, 16),
+        cylinder(0.1, 0.4, 16).unwrap(),
         DVec3::new(0.0, 0.0, 1.0),
         DQuat::from_rotation_x(FRAC_PI_2),
         mat,
@@ -829,7 +829,7 @@ fn ring_on_hook(swing: f64) -> (Simulation, BodyHandle) {
     let q = DQuat::from_rotation_y(swing) * DQuat::from_rotation_x(FRAC_PI_2);
     let t = add_dynamic(
         &mut sim,
-        torus(0.4, 0.1, 24, 8),
+        torus(0.4, 0.1, 24, 8).unwrap(),
         500.0,
         DVec3::new(0.0, 0.0, 1.0) + DQuat::from_rotation_y(swing) * hang,
         q,
@@ -905,7 +905,7 @@ fn stack_of_five_boxes_stands_ten_seconds_on_mesh_volume_contact() {
     );
     add_fixed(
         &mut sim,
-        cuboid(Vec3::new(2.0, 2.0, 0.5)),
+        cuboid(Vec3::new(2.0, 2.0, 0.5)).unwrap(),
         DVec3::new(0.0, 0.0, -0.5),
         DQuat::IDENTITY,
         mat,
@@ -916,7 +916,7 @@ fn stack_of_five_boxes_stands_ten_seconds_on_mesh_volume_contact() {
         let z = f64::from(half.z) * (2 * i + 1) as f64;
         let h = add_dynamic(
             &mut sim,
-            cuboid(half),
+            cuboid(half).unwrap(),
             500.0,
             DVec3::new(0.0, 0.0, z),
             DQuat::IDENTITY,
@@ -957,13 +957,13 @@ fn ruina_wheels_roll_distances() {
         );
         add_fixed(
             &mut sim,
-            cuboid(Vec3::new(3.0, 0.25, 0.3)),
+            cuboid(Vec3::new(3.0, 0.25, 0.3)).unwrap(),
             DVec3::new(2.5, -0.25, 0.0),
             DQuat::IDENTITY,
             Material::new(0.6, 0.0),
         );
         let (r, sides) = (0.1f32, 6u32);
-        let wheel = polygon_wheel(r, sides, 0.03, sagitta, 16);
+        let wheel = polygon_wheel(r, sides, 0.03, sagitta, 16).unwrap();
         // A face down: the face between the corners at 240° and 300° is horizontal.
         let lowest = wheel
             .vertices()
@@ -1046,7 +1046,7 @@ fn nut_on_bolt(mu: f64, steps: usize) -> (Vec<(f64, f64)>, f64, usize) {
     let mat = Material::new(mu, 0.0);
     add_fixed(
         &mut sim,
-        bolt(&spec, 12.0),
+        bolt(&spec, 12.0).unwrap(),
         DVec3::ZERO,
         DQuat::IDENTITY,
         mat,
@@ -1057,7 +1057,7 @@ fn nut_on_bolt(mu: f64, steps: usize) -> (Vec<(f64, f64)>, f64, usize) {
     let start = DVec3::new(0.0, 0.0, 6.0 - play / 2.0 - 0.002);
     let n = add_dynamic(
         &mut sim,
-        nut(&spec, 4.5),
+        nut(&spec, 4.5).unwrap(),
         7.85e-6,
         start,
         DQuat::IDENTITY,

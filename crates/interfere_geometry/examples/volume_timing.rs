@@ -8,8 +8,8 @@ use interfere_geometry::{DPose, Sampling, UniformOptions, UniformVolume, shapes}
 use std::time::Instant;
 
 fn main() {
-    let a = shapes::icosphere(1.0, 4);
-    let b = shapes::icosphere(1.0, 4);
+    let a = shapes::icosphere(1.0, 4).expect("valid sphere");
+    let b = shapes::icosphere(1.0, 4).expect("valid sphere");
     let start = Instant::now();
     let uv = UniformVolume::new(&a, &b);
     println!(

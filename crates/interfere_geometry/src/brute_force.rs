@@ -104,8 +104,8 @@ mod tests {
     #[test]
     fn box_reject_changes_nothing_at_random_poses() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let a = bumpy_sphere(1.0, 0.3, 3.0, 1, 5);
-        let b = icosphere(0.7, 1);
+        let a = bumpy_sphere(1.0, 0.3, 3.0, 1, 5).unwrap();
+        let b = icosphere(0.7, 1).unwrap();
         let mut nonempty = 0;
         for _ in 0..12 {
             let pose = random_pose(&mut rng, 2.0);
@@ -121,8 +121,8 @@ mod tests {
     #[test]
     fn touching_boxes_meet_and_separated_boxes_do_not() {
         // Two 2x2x2 boxes, the second shifted by exactly 2 along x: the faces at x = 1 coincide.
-        let a = subdivided_cuboid(Vec3::ONE, 2);
-        let b = subdivided_cuboid(Vec3::ONE, 3);
+        let a = subdivided_cuboid(Vec3::ONE, 2).unwrap();
+        let b = subdivided_cuboid(Vec3::ONE, 3).unwrap();
         let shift = |dx: f64| DPose {
             rotation: DMat3::IDENTITY,
             translation: DVec3::new(dx, 0.0, 0.0),
@@ -148,8 +148,8 @@ mod tests {
 
     #[test]
     fn nested_surfaces_do_not_meet() {
-        let a = cuboid(Vec3::splat(2.0));
-        let b = icosphere(1.0, 2);
+        let a = cuboid(Vec3::splat(2.0)).unwrap();
+        let b = icosphere(1.0, 2).unwrap();
         assert!(all_pairs_brute(&a, &b, &DPose::IDENTITY).is_empty());
         assert_eq!(first_hit_brute(&b, &a, &DPose::IDENTITY), None);
     }

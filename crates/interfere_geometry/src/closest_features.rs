@@ -1237,11 +1237,15 @@ mod tests {
             pool.push(hull_of(&random_points(rng, n, 1.0)));
         }
         pool.push(hull_of(
-            shapes::cuboid(Vec3::new(1.0, 0.5, 0.25)).vertices(),
+            shapes::cuboid(Vec3::new(1.0, 0.5, 0.25))
+                .unwrap()
+                .vertices(),
         ));
-        pool.push(hull_of(shapes::cuboid(Vec3::splat(0.7)).vertices()));
-        pool.push(hull_of(shapes::icosphere(0.9, 1).vertices()));
-        pool.push(hull_of(shapes::cylinder(0.6, 0.8, 12).vertices()));
+        pool.push(hull_of(
+            shapes::cuboid(Vec3::splat(0.7)).unwrap().vertices(),
+        ));
+        pool.push(hull_of(shapes::icosphere(0.9, 1).unwrap().vertices()));
+        pool.push(hull_of(shapes::cylinder(0.6, 0.8, 12).unwrap().vertices()));
         pool
     }
 
@@ -1332,7 +1336,7 @@ mod tests {
     #[test]
     fn features_of_hulls_are_consistent() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let cube = hull_of(shapes::cuboid(Vec3::ONE).vertices());
+        let cube = hull_of(shapes::cuboid(Vec3::ONE).unwrap().vertices());
         assert_eq!(
             (
                 cube.1.vertex_count(),
@@ -1341,10 +1345,10 @@ mod tests {
             ),
             (8, 12, 6)
         );
-        let (_, cyl) = hull_of(shapes::cylinder(1.0, 1.0, 10).vertices());
+        let (_, cyl) = hull_of(shapes::cylinder(1.0, 1.0, 10).unwrap().vertices());
         assert_eq!((cyl.vertex_count(), cyl.face_count()), (20, 12));
         // A cube with points in its faces and on its edges: still 8 / 12 / 6.
-        let mut pts = shapes::cuboid(Vec3::ONE).vertices().to_vec();
+        let mut pts = shapes::cuboid(Vec3::ONE).unwrap().vertices().to_vec();
         pts.extend([
             Vec3::new(0.0, 0.0, 1.0),
             Vec3::new(1.0, 0.0, 1.0),
@@ -1410,12 +1414,12 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let shapes_ab = [
             (
-                hull_of(shapes::icosphere(1.0, 2).vertices()),
+                hull_of(shapes::icosphere(1.0, 2).unwrap().vertices()),
                 hull_of(&random_points(&mut rng, 60, 1.0)),
             ),
             (
-                hull_of(shapes::cylinder(0.8, 1.0, 24).vertices()),
-                hull_of(shapes::icosphere(0.7, 2).vertices()),
+                hull_of(shapes::cylinder(0.8, 1.0, 24).unwrap().vertices()),
+                hull_of(shapes::icosphere(0.7, 2).unwrap().vertices()),
             ),
         ];
         for (k, (a, b)) in shapes_ab.iter().enumerate() {
@@ -1460,8 +1464,8 @@ mod tests {
     /// Touching, parallel, nested, edge-crossing and far-from-origin configurations.
     #[test]
     fn adversarial_configurations() {
-        let cube = hull_of(shapes::cuboid(Vec3::ONE).vertices());
-        let small = hull_of(shapes::cuboid(Vec3::splat(0.25)).vertices());
+        let cube = hull_of(shapes::cuboid(Vec3::ONE).unwrap().vertices());
+        let small = hull_of(shapes::cuboid(Vec3::splat(0.25)).unwrap().vertices());
         let rot = |axis: DVec3, angle: f64, t: DVec3| DPose {
             rotation: DMat3::from_axis_angle(axis, angle),
             translation: t,
@@ -1568,10 +1572,10 @@ mod tests {
 
     #[test]
     fn red_green_faces() {
-        let cube = shapes::cuboid(Vec3::new(1.0, 2.0, 0.5));
+        let cube = shapes::cuboid(Vec3::new(1.0, 2.0, 0.5)).unwrap();
         let (_, f) = hull_of(cube.vertices());
         assert!(classify(&cube, &f).iter().all(|&c| c == FeatureColor::Red));
-        let sphere = shapes::icosphere(1.0, 1);
+        let sphere = shapes::icosphere(1.0, 1).unwrap();
         let (_, f) = hull_of(sphere.vertices());
         assert!(
             classify(&sphere, &f)
@@ -1579,7 +1583,7 @@ mod tests {
                 .all(|&c| c == FeatureColor::Red)
         );
         // Torus: the caps spanning the hole are green, the outer tube is red.
-        let torus = shapes::torus(1.0, 0.3, 16, 8);
+        let torus = shapes::torus(1.0, 0.3, 16, 8).unwrap();
         let (_, f) = hull_of(torus.vertices());
         let colors = classify(&torus, &f);
         let mut caps = 0;
@@ -1619,7 +1623,7 @@ mod tests {
 
     #[test]
     fn red_green_edges() {
-        let cube = shapes::cuboid(Vec3::new(1.0, 2.0, 0.5));
+        let cube = shapes::cuboid(Vec3::new(1.0, 2.0, 0.5)).unwrap();
         let (_, f) = hull_of(cube.vertices());
         assert!(
             classify_edges(&cube, &f)
@@ -1627,7 +1631,7 @@ mod tests {
                 .all(|&c| c == FeatureColor::Red)
         );
         // The torus hull's edges all run along mesh edges (rings and meridians).
-        let torus = shapes::torus(1.0, 0.3, 16, 8);
+        let torus = shapes::torus(1.0, 0.3, 16, 8).unwrap();
         let (_, f) = hull_of(torus.vertices());
         // Ring edges (constant z) are mesh edges, hence red. The f32 tube quads are not
         // exactly planar: where one folds inward the hull takes the other diagonal, which is no
@@ -1652,9 +1656,9 @@ mod tests {
         }
         // A red face has only red edges, on every test shape.
         let meshes = [
-            shapes::bumpy_sphere(1.0, 0.3, 3.0, 2, 7),
-            shapes::torus(1.0, 0.5, 12, 6),
-            shapes::cylinder(1.0, 0.5, 9),
+            shapes::bumpy_sphere(1.0, 0.3, 3.0, 2, 7).unwrap(),
+            shapes::torus(1.0, 0.5, 12, 6).unwrap(),
+            shapes::cylinder(1.0, 0.5, 9).unwrap(),
         ];
         for m in &meshes {
             let (_, f) = hull_of(m.vertices());
@@ -1669,7 +1673,7 @@ mod tests {
         }
 
         // Two boxes side by side: the bridging edges and faces are green, the rest red.
-        let bx = shapes::cuboid(Vec3::ONE);
+        let bx = shapes::cuboid(Vec3::ONE).unwrap();
         let left = bx.transformed(&crate::Pose::from_translation(Vec3::X * -3.0));
         let right = bx.transformed(&crate::Pose::from_translation(Vec3::X * 3.0));
         let both = TriMesh::merge(&[&left, &right]).expect("merge");
@@ -1828,8 +1832,8 @@ mod tests {
     #[test]
     #[ignore = "timing; run with --release -- --ignored --nocapture"]
     fn timing_warm_cold_brute() {
-        let a = hull_of(shapes::icosphere(1.0, 3).vertices());
-        let b = hull_of(shapes::icosphere(0.5, 2).vertices());
+        let a = hull_of(shapes::icosphere(1.0, 3).unwrap().vertices());
+        let b = hull_of(shapes::icosphere(0.5, 2).unwrap().vertices());
         let frames = 2000;
         let pose_at = |i: usize| {
             let t = i as f64 / frames as f64 * std::f64::consts::TAU;

@@ -338,9 +338,9 @@ mod tests {
     fn convex_solids_agree_with_exact_face_oracle() {
         let mut rng = ChaCha8Rng::seed_from_u64(21);
         let solids = [
-            cuboid(Vec3::new(1.0, 0.5, 2.0)),
-            icosphere(1.0, 1),
-            cylinder(1.0, 0.75, 12),
+            cuboid(Vec3::new(1.0, 0.5, 2.0)).unwrap(),
+            icosphere(1.0, 1).unwrap(),
+            cylinder(1.0, 0.75, 12).unwrap(),
         ];
         let mut seen = [0usize; 3];
         for solid in &solids {
@@ -379,8 +379,8 @@ mod tests {
         let mut abandoned_total = 0;
         let mut seen = [0usize; 3];
         for solid in [
-            cuboid(Vec3::ONE),
-            subdivided_cuboid(Vec3::new(2.0, 1.0, 1.0), 4),
+            cuboid(Vec3::ONE).unwrap(),
+            subdivided_cuboid(Vec3::new(2.0, 1.0, 1.0), 4).unwrap(),
         ] {
             let verts: Vec<DVec3> = solid.vertices().iter().map(|v| v.as_dvec3()).collect();
             for x in -6..=6 {
@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn cube_faces_edges_and_vertices_are_boundary() {
-        let cube = cuboid(Vec3::ONE);
+        let cube = cuboid(Vec3::ONE).unwrap();
         let d = DVec3::new;
         for p in [
             d(1.0, 0.3, -0.2),
@@ -442,7 +442,7 @@ mod tests {
     #[test]
     fn posed_sphere_and_cube_agree_with_analytic_tests() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let sphere = uv_sphere(1.0, 24, 12);
+        let sphere = uv_sphere(1.0, 24, 12).unwrap();
         // Inscribed radius of the polyhedron, from its face planes.
         let r_in = (0..sphere.triangle_count())
             .map(|t| {
@@ -451,7 +451,7 @@ mod tests {
                 a.dot(n).abs()
             })
             .fold(f64::INFINITY, f64::min);
-        let cube = cuboid(Vec3::new(0.7, 1.1, 0.4));
+        let cube = cuboid(Vec3::new(0.7, 1.1, 0.4)).unwrap();
         let mut decided = 0;
         for _ in 0..8 {
             let pose = random_pose(&mut rng, 3.0);
@@ -490,7 +490,7 @@ mod tests {
     fn torus_agrees_with_analytic_test() {
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         let (major, minor) = (2.0, 0.5);
-        let t = torus(major, minor, 32, 16);
+        let t = torus(major, minor, 32, 16).unwrap();
         let (mut inside, mut outside) = (0, 0);
         for _ in 0..300 {
             let p = random_point(&mut rng, 2.6);
@@ -512,8 +512,8 @@ mod tests {
     #[test]
     fn nested_solids_at_random_poses() {
         let mut rng = ChaCha8Rng::seed_from_u64(13);
-        let big = icosphere(2.0, 2);
-        let small = cuboid(Vec3::new(0.5, 0.3, 0.4));
+        let big = icosphere(2.0, 2).unwrap();
+        let small = cuboid(Vec3::new(0.5, 0.3, 0.4)).unwrap();
         for _ in 0..6 {
             let pose = random_pose(&mut rng, 0.6);
             assert_eq!(first_hit_brute(&big, &small, &pose), None);
@@ -532,7 +532,7 @@ mod tests {
             assert_eq!(containment(&small, &big, &far.inverse()), None);
         }
         // Nested spheres.
-        let inner = icosphere(1.0, 1);
+        let inner = icosphere(1.0, 1).unwrap();
         let pose = random_pose(&mut rng, 0.5);
         assert_eq!(
             containment(&big, &inner, &pose),
@@ -542,14 +542,14 @@ mod tests {
 
     #[test]
     fn sphere_in_torus_hole_is_not_contained() {
-        let t = torus(2.0, 0.5, 32, 16);
-        let ball = icosphere(1.0, 2);
+        let t = torus(2.0, 0.5, 32, 16).unwrap();
+        let ball = icosphere(1.0, 2).unwrap();
         let id = DPose::IDENTITY;
         assert!(all_pairs_brute(&t, &ball, &id).is_empty());
         assert_eq!(containment(&t, &ball, &id), None);
         assert_eq!(containment(&ball, &t, &id), None);
         // A small ball inside the tube is contained.
-        let small = icosphere(0.2, 1);
+        let small = icosphere(0.2, 1).unwrap();
         let in_tube = DPose {
             rotation: DMat3::IDENTITY,
             translation: DVec3::new(0.0, 2.0, 0.0),
@@ -563,10 +563,12 @@ mod tests {
 
     #[test]
     fn multi_shell_solids() {
-        let big = cuboid(Vec3::splat(2.0));
+        let big = cuboid(Vec3::splat(2.0)).unwrap();
         let shift = |v: Vec3| Pose::from_translation(v);
-        let a = icosphere(0.5, 1).transformed(&shift(Vec3::ZERO));
-        let b = icosphere(0.5, 1).transformed(&shift(Vec3::new(10.0, 0.0, 0.0)));
+        let a = icosphere(0.5, 1).unwrap().transformed(&shift(Vec3::ZERO));
+        let b = icosphere(0.5, 1)
+            .unwrap()
+            .transformed(&shift(Vec3::new(10.0, 0.0, 0.0)));
         let two = Solid::new(TriMesh::merge(&[&a, &b]).unwrap()).unwrap();
         let id = DPose::IDENTITY;
         assert_eq!(
@@ -577,14 +579,18 @@ mod tests {
             containment(&two, &big, &id),
             Some(Containment::ComponentsNested)
         );
-        let near = icosphere(0.5, 1).transformed(&shift(Vec3::new(1.0, 0.0, 0.0)));
+        let near = icosphere(0.5, 1)
+            .unwrap()
+            .transformed(&shift(Vec3::new(1.0, 0.0, 0.0)));
         let both_in = Solid::new(TriMesh::merge(&[&a, &near]).unwrap()).unwrap();
         assert_eq!(
             containment(&big, &both_in, &id),
             Some(Containment::BInsideA)
         );
         // Overlapping shells of one merged mesh: the overlap is inside (non-zero winding).
-        let overlap = icosphere(0.5, 1).transformed(&shift(Vec3::new(0.25, 0.0, 0.0)));
+        let overlap = icosphere(0.5, 1)
+            .unwrap()
+            .transformed(&shift(Vec3::new(0.25, 0.0, 0.0)));
         let merged = TriMesh::merge(&[&a, &overlap]).unwrap();
         assert_eq!(
             locate_point(&merged, DVec3::new(0.1, 0.0, 0.0)),

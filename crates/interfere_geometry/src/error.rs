@@ -56,6 +56,45 @@ pub enum MeshError {
     },
 }
 
+/// Why a shape generator ([`crate::shapes`], [`crate::threads`]) refused its parameters.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ShapeError {
+    /// A parameter is outside the range the generator builds a valid solid for.
+    #[error("{shape}: {parameter} = {value}: {reason}")]
+    Parameter {
+        /// The generator.
+        shape: &'static str,
+        /// The parameter (for vectors and specs, the component, e.g. `half_extents.y`).
+        parameter: &'static str,
+        /// Its value, as given.
+        value: String,
+        /// The range it breaks.
+        reason: String,
+    },
+    /// The parameters ask for more triangles than [`crate::shapes::MAX_TRIANGLES`].
+    #[error(
+        "{shape}: the parameters ask for {triangles} triangles, more than the limit of {limit}"
+    )]
+    TooManyTriangles {
+        /// The generator.
+        shape: &'static str,
+        /// How many triangles the parameters ask for.
+        triangles: u128,
+        /// The limit.
+        limit: u64,
+    },
+    /// Every parameter is in range, but the solid cannot be represented in `f32`: a coordinate
+    /// overflows, or rounding collapses a triangle (extreme ratios of the parameters).
+    #[error("{shape}: the parameters give no valid solid in f32: {source}")]
+    Mesh {
+        /// The generator.
+        shape: &'static str,
+        /// What validation of the generated mesh found.
+        #[source]
+        source: MeshError,
+    },
+}
+
 /// Why a mesh file could not be loaded.
 #[derive(Debug, Error)]
 pub enum LoadError {

@@ -566,7 +566,7 @@ mod tests {
 
     #[test]
     fn points_on_a_sphere_are_all_vertices() {
-        let sphere = crate::shapes::icosphere(1.0, 3);
+        let sphere = crate::shapes::icosphere(1.0, 3).unwrap();
         let hull = check_solid(sphere.vertices());
         assert_eq!(hull.vertices().len(), sphere.vertices().len());
         assert_eq!(hull.triangles().len(), 2 * sphere.vertices().len() - 4);

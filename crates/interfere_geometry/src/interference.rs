@@ -355,10 +355,18 @@ mod tests {
     #[test]
     fn every_traversal_equals_the_exact_brute_force_set_on_random_poses() {
         let meshes: Vec<Collider> = vec![
-            Collider::new(shapes::icosphere(1.0, 2).into_mesh()),
-            Collider::new(shapes::torus(1.0, 0.35, 24, 12).into_mesh()),
-            Collider::new(shapes::bumpy_sphere(1.0, 0.15, 3.0, 2, 7).into_mesh()),
-            Collider::new(shapes::subdivided_cuboid(Vec3::new(0.8, 0.5, 0.3), 3).into_mesh()),
+            Collider::new(shapes::icosphere(1.0, 2).unwrap().into_mesh()),
+            Collider::new(shapes::torus(1.0, 0.35, 24, 12).unwrap().into_mesh()),
+            Collider::new(
+                shapes::bumpy_sphere(1.0, 0.15, 3.0, 2, 7)
+                    .unwrap()
+                    .into_mesh(),
+            ),
+            Collider::new(
+                shapes::subdivided_cuboid(Vec3::new(0.8, 0.5, 0.3), 3)
+                    .unwrap()
+                    .into_mesh(),
+            ),
         ];
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let mut hits = 0;
@@ -381,7 +389,11 @@ mod tests {
 
     #[test]
     fn touching_and_coincident_cases_agree_with_brute_force() {
-        let cube = Collider::new(shapes::subdivided_cuboid(Vec3::splat(0.5), 2).into_mesh());
+        let cube = Collider::new(
+            shapes::subdivided_cuboid(Vec3::splat(0.5), 2)
+                .unwrap()
+                .into_mesh(),
+        );
         // Face on face, exactly: touching is intersecting.
         let face = DPose {
             rotation: DMat3::IDENTITY,
@@ -406,8 +418,12 @@ mod tests {
 
     #[test]
     fn nested_solids_interfere_without_crossing_pairs() {
-        let big = Collider::new(shapes::icosphere(2.0, 2).into_mesh());
-        let small = Collider::new(shapes::bumpy_sphere(0.5, 0.1, 3.0, 2, 3).into_mesh());
+        let big = Collider::new(shapes::icosphere(2.0, 2).unwrap().into_mesh());
+        let small = Collider::new(
+            shapes::bumpy_sphere(0.5, 0.1, 3.0, 2, 3)
+                .unwrap()
+                .into_mesh(),
+        );
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         for _ in 0..8 {
             let pose = random_pose(&mut rng, 0.6);
@@ -431,13 +447,13 @@ mod tests {
 
     #[test]
     fn open_meshes_are_accepted_with_a_note_instead_of_containment() {
-        let closed = shapes::icosphere(1.0, 1).into_mesh();
+        let closed = shapes::icosphere(1.0, 1).unwrap().into_mesh();
         let mut tris = closed.triangles().to_vec();
         tris.pop();
         let open = TriMesh::new(closed.vertices().to_vec(), tris).unwrap();
         let open = Collider::new(open);
         assert!(open.solid().is_err());
-        let inner = Collider::new(shapes::icosphere(0.2, 1).into_mesh());
+        let inner = Collider::new(shapes::icosphere(0.2, 1).unwrap().into_mesh());
         let r = open
             .interference(&inner, &DPose::IDENTITY, Method::Obb, true)
             .unwrap();

@@ -1,4 +1,6 @@
-//! Mesh import and export: Wavefront OBJ (via `tobj`) and STL, ASCII and binary (via `stl_io`).
+//! Mesh import and export: Wavefront OBJ (checked here line by line, triangulated by `tobj`) and
+//! STL, ASCII and binary (read here, so that every refusal names the line or the triangle;
+//! written by `stl_io`).
 //!
 //! This is the input stage of every paper the project implements (the benchmark meshes of
 //! Gress–Zachmann 2004 section 5 and Wang–Faure–Pai 2012 section 7 are OBJ files); it is not
@@ -7,10 +9,20 @@
 //!
 //! * OBJ: all objects and groups are merged into one mesh with a single index on positions
 //!   (texture coordinates and normals are ignored), polygons are triangulated as fans, point and
-//!   line elements are ignored. Face indices are checked here first so that errors name the
-//!   line; `tobj` then parses and triangulates the checked text.
+//!   line elements (`p`, `l`) are ignored; a face (`f`) needs at least 3 vertices. Coordinates
+//!   and face indices (1-based, or negative = relative to the last vertex) are checked here first
+//!   so that errors name the line; `tobj` then parses and triangulates the checked text.
+//! * Coordinates must be finite `f32`: `nan` and `inf` are refused as not finite, and a finite
+//!   number too large for `f32` (`1e300`, beyond ±3.4028235e38) is refused as exceeding the
+//!   `f32` range (it would silently become infinity), in both formats.
 //! * STL: ASCII or binary, detected from the content (a binary file whose 80-byte header starts
-//!   with `solid` is still read as binary when its size matches the triangle count). STL stores
+//!   with `solid` is still read as binary when its size matches the triangle count or when it
+//!   holds a NUL byte, which text never does). A binary
+//!   file must hold the triangles its header announces (checked before anything is allocated;
+//!   bytes after them are ignored); an ASCII file is `solid NAME`, facets of exactly three
+//!   vertices (`facet normal nx ny nz` / `outer loop` / 3 × `vertex x y z` / `endloop` /
+//!   `endfacet`, keywords in any case, normals read but ignored) and `endsolid`, possibly
+//!   followed by further solids, which are merged. STL stores
 //!   three vertices per triangle, so STL vertices are always welded: with
 //!   [`MeshOptions::weld_tolerance`] when set, otherwise exactly (`Some(0.0)`).
 //!
@@ -19,7 +31,6 @@
 use crate::error::{LoadError, SaveError};
 use crate::mesh::{MeshOptions, TriMesh, ValidationReport};
 use glam::Vec3;
-use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
@@ -153,18 +164,8 @@ fn sanitize_obj(text: &str, path: &Path) -> Result<String, LoadError> {
                             format!("line {line_no}: vertex with fewer than 3 coordinates"),
                         )
                     })?;
-                    *c = word.parse::<f32>().map_err(|_| {
-                        parse_error(
-                            path,
-                            format!("line {line_no}: bad vertex coordinate {word:?}"),
-                        )
-                    })?;
-                    if !c.is_finite() {
-                        return Err(parse_error(
-                            path,
-                            format!("line {line_no}: non-finite vertex coordinate {word:?}"),
-                        ));
-                    }
+                    *c = parse_coordinate(word)
+                        .map_err(|why| parse_error(path, format!("line {line_no}: {why}")))?;
                 }
                 // Writing the parsed values keeps what tobj sees identical to what was checked.
                 let _ = writeln!(out, "v {} {} {}", coords[0], coords[1], coords[2]);
@@ -194,17 +195,23 @@ fn sanitize_obj(text: &str, path: &Path) -> Result<String, LoadError> {
                     }
                     indices.push(resolved);
                 }
-                // Point and line elements have no area; they are not part of a surface.
-                if indices.len() >= 3 {
-                    out.push('f');
-                    for i in indices {
-                        let _ = write!(out, " {i}");
-                    }
-                    out.push('\n');
+                if indices.len() < 3 {
+                    return Err(parse_error(
+                        path,
+                        format!(
+                            "line {line_no}: face with {} vertices (a face needs at least 3)",
+                            indices.len()
+                        ),
+                    ));
                 }
+                out.push('f');
+                for i in indices {
+                    let _ = write!(out, " {i}");
+                }
+                out.push('\n');
             }
-            // Texture coordinates, normals, groups, objects, materials, smoothing groups,
-            // comments and unknown statements do not affect the merged surface.
+            // Texture coordinates, normals, point and line elements, groups, objects, materials,
+            // smoothing groups, comments and unknown statements do not affect the merged surface.
             _ => {}
         }
     }
@@ -255,6 +262,33 @@ fn obj_soup(bytes: &[u8], path: &Path) -> Result<Soup, LoadError> {
     Ok((vertices, triangles))
 }
 
+/// Reads a coordinate as a finite `f32`, saying which limit a refused one breaks.
+fn parse_coordinate(word: &str) -> Result<f32, String> {
+    let x = word
+        .parse::<f32>()
+        .map_err(|_| format!("vertex coordinate {word:?} is not a number"))?;
+    if x.is_nan() {
+        return Err(format!(
+            "vertex coordinate {word:?} is not a finite number (NaN)"
+        ));
+    }
+    if x.is_infinite() {
+        let spelled_infinite = word
+            .trim_start_matches(['+', '-'])
+            .get(..3)
+            .is_some_and(|w| w.eq_ignore_ascii_case("inf"));
+        return Err(if spelled_infinite {
+            format!("vertex coordinate {word:?} is not a finite number")
+        } else {
+            format!(
+                "vertex coordinate {word} exceeds the f32 range (±{:e})",
+                f32::MAX
+            )
+        });
+    }
+    Ok(x)
+}
+
 /// Whether the bytes start (after blanks) with the ASCII STL keyword `solid`.
 fn starts_with_solid(bytes: &[u8]) -> bool {
     let start = bytes
@@ -271,75 +305,237 @@ fn stl_soup(bytes: &[u8], path: &Path) -> Result<Soup, LoadError> {
     let announced = (bytes.len() >= 84)
         .then(|| u32::from_le_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]) as u64);
     let binary_size_matches = announced.is_some_and(|n| 84 + 50 * n == bytes.len() as u64);
-    let ascii = !binary_size_matches && starts_with_solid(bytes);
-    let data: Cow<[u8]> = if ascii {
-        // stl_io wants the first line to start with exactly "solid "; normalise it.
-        let text_start = bytes
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .unwrap_or(0);
-        let line_end = bytes[text_start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |p| text_start + p);
-        let mut owned = b"solid mesh".to_vec();
-        owned.extend_from_slice(&bytes[line_end..]);
-        Cow::Owned(owned)
-    } else {
-        let Some(n) = announced else {
-            return Err(parse_error(
-                path,
-                format!(
-                    "binary STL: the file has {} bytes, fewer than the 84-byte header",
-                    bytes.len()
-                ),
-            ));
-        };
-        let needed = 84 + 50 * n;
-        if (bytes.len() as u64) < needed {
-            return Err(parse_error(
-                path,
-                format!(
-                    "binary STL truncated: the header announces {n} triangles ({needed} bytes) \
-                     but the file has {} bytes",
-                    bytes.len()
-                ),
-            ));
-        }
-        if starts_with_solid(bytes) {
-            // Keep stl_io's ASCII probe from claiming a binary file whose header says "solid".
-            let mut owned = bytes.to_vec();
-            owned[..5].copy_from_slice(b"BINAR");
-            Cow::Owned(owned)
-        } else {
-            Cow::Borrowed(bytes)
-        }
+    // Text never holds a NUL byte; binary STL nearly always does (zero bytes of floats, the
+    // attribute words), so a binary file whose header says `solid` but whose size is off is
+    // reported as a binary size mismatch, not as bad ASCII.
+    if !binary_size_matches && starts_with_solid(bytes) && !bytes.contains(&0) {
+        return ascii_stl_soup(bytes, path);
+    }
+    let Some(n) = announced else {
+        return Err(parse_error(
+            path,
+            format!(
+                "binary STL: the file has {} bytes, fewer than the 84-byte header",
+                bytes.len()
+            ),
+        ));
     };
-    let what = if ascii { "ASCII STL" } else { "binary STL" };
-    let mut cursor = Cursor::new(data.as_ref());
-    let reader = stl_io::create_stl_reader(&mut cursor)
-        .map_err(|e| parse_error(path, format!("{what}: {e}")))?;
+    let needed = 84 + 50 * n;
+    if (bytes.len() as u64) < needed {
+        return Err(parse_error(
+            path,
+            format!(
+                "binary STL truncated: the header announces {n} triangles ({needed} bytes) \
+                 but the file has {} bytes",
+                bytes.len()
+            ),
+        ));
+    }
+    // The file holds all n records, so n < bytes.len() / 50: the allocations are bounded by the
+    // input's size, whatever the header claims.
+    let n = n as usize;
+    if n > (u32::MAX / 3) as usize {
+        return Err(parse_error(
+            path,
+            format!("binary STL: {n} triangles are more than 32-bit indices allow"),
+        ));
+    }
+    let mut vertices = Vec::with_capacity(3 * n);
+    let mut triangles = Vec::with_capacity(n);
+    for (t, record) in bytes[84..needed as usize].chunks_exact(50).enumerate() {
+        // 12 bytes of normal (ignored), three vertices of 3 little-endian f32, 2 attribute bytes.
+        for k in 0..3 {
+            let mut v = [0.0f32; 3];
+            for (axis, c) in v.iter_mut().enumerate() {
+                let at = 12 + 12 * k + 4 * axis;
+                *c = f32::from_le_bytes([
+                    record[at],
+                    record[at + 1],
+                    record[at + 2],
+                    record[at + 3],
+                ]);
+                if !c.is_finite() {
+                    return Err(parse_error(
+                        path,
+                        format!(
+                            "binary STL: triangle {t}, vertex {k}: coordinate {} is {:?}, not a \
+                             finite number",
+                            ["x", "y", "z"][axis],
+                            *c
+                        ),
+                    ));
+                }
+            }
+            vertices.push(Vec3::from_array(v));
+        }
+        let base = 3 * t as u32;
+        triangles.push([base, base + 1, base + 2]);
+    }
+    Ok((vertices, triangles))
+}
+
+/// Whitespace-separated words of a text with their 1-based line numbers.
+struct Words<'a> {
+    lines: std::iter::Enumerate<std::str::Lines<'a>>,
+    current: Option<(usize, std::str::SplitWhitespace<'a>)>,
+    /// The line of the last word read (for end-of-file messages: the last line).
+    line: usize,
+}
+
+impl<'a> Words<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            lines: text.lines().enumerate(),
+            current: None,
+            line: 0,
+        }
+    }
+
+    fn next_word(&mut self) -> Option<(usize, &'a str)> {
+        loop {
+            if let Some((line, words)) = &mut self.current
+                && let Some(w) = words.next()
+            {
+                self.line = *line;
+                return Some((*line, w));
+            }
+            let (i, text) = self.lines.next()?;
+            self.current = Some((i + 1, text.split_whitespace()));
+        }
+    }
+
+    /// Drops the rest of the current line (a solid's name).
+    fn skip_line(&mut self) {
+        self.current = None;
+    }
+}
+
+/// Parses ASCII STL; errors say `ASCII STL: line L: …` and, inside a facet, which triangle.
+fn ascii_stl_soup(bytes: &[u8], path: &Path) -> Result<Soup, LoadError> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut words = Words::new(&text);
+    let err =
+        |line: usize, what: String| parse_error(path, format!("ASCII STL: line {line}: {what}"));
     let mut vertices = Vec::new();
     let mut triangles = Vec::new();
-    for (t, triangle) in reader.enumerate() {
-        let triangle =
-            triangle.map_err(|e| parse_error(path, format!("{what}: triangle {t}: {e}")))?;
-        let base = u32::try_from(vertices.len()).map_err(|_| {
-            parse_error(
-                path,
-                format!("{what}: more triangles than 32-bit indices allow"),
-            )
-        })?;
-        if base > u32::MAX - 3 {
-            return Err(parse_error(
-                path,
-                format!("{what}: more triangles than 32-bit indices allow"),
-            ));
+    // Expects the keyword `kw` (any case) as the next word.
+    fn expect<'a>(
+        words: &mut Words<'a>,
+        kw: &str,
+        context: &str,
+    ) -> Result<usize, (usize, String)> {
+        match words.next_word() {
+            Some((line, w)) if w.eq_ignore_ascii_case(kw) => Ok(line),
+            Some((line, w)) => Err((line, format!("expected `{kw}` {context}, found {w:?}"))),
+            None => Err((
+                words.line,
+                format!("the file ends where `{kw}` was expected {context}"),
+            )),
         }
-        for v in triangle.vertices {
-            vertices.push(Vec3::from_array(v.0));
+    }
+    let mut solids = 0usize;
+    loop {
+        match words.next_word() {
+            None if solids > 0 => break,
+            None => return Err(err(words.line, "no `solid` in the file".into())),
+            Some((_, w)) if w.eq_ignore_ascii_case("solid") => words.skip_line(),
+            Some((line, w)) => {
+                return Err(err(line, format!("expected `solid`, found {w:?}")));
+            }
         }
-        triangles.push([base, base + 1, base + 2]);
+        solids += 1;
+        loop {
+            let t = triangles.len();
+            let context = format!("(triangle {t})");
+            match words.next_word() {
+                Some((_, w)) if w.eq_ignore_ascii_case("endsolid") => {
+                    words.skip_line();
+                    break;
+                }
+                Some((_, w)) if w.eq_ignore_ascii_case("facet") => {}
+                Some((line, w)) => {
+                    return Err(err(
+                        line,
+                        format!("expected `facet` or `endsolid` after triangle {t}, found {w:?}"),
+                    ));
+                }
+                None => {
+                    return Err(err(
+                        words.line,
+                        format!("the file ends after triangle {t} without `endsolid`"),
+                    ));
+                }
+            }
+            expect(&mut words, "normal", &context).map_err(|(l, m)| err(l, m))?;
+            for _ in 0..3 {
+                match words.next_word() {
+                    Some((line, w)) => {
+                        // The normal is not used (it is recomputed), but it must be a number.
+                        w.parse::<f32>().map_err(|_| {
+                            err(
+                                line,
+                                format!("facet normal component {w:?} is not a number {context}"),
+                            )
+                        })?;
+                    }
+                    None => {
+                        return Err(err(
+                            words.line,
+                            format!("the file ends in a facet normal {context}"),
+                        ));
+                    }
+                }
+            }
+            expect(&mut words, "outer", &context).map_err(|(l, m)| err(l, m))?;
+            expect(&mut words, "loop", &context).map_err(|(l, m)| err(l, m))?;
+            for k in 0..3 {
+                let line = expect(&mut words, "vertex", &format!("{context}, vertex {k} of 3"))
+                    .map_err(|(l, m)| err(l, m))?;
+                let mut v = [0.0f32; 3];
+                for c in &mut v {
+                    let Some((line, w)) = words.next_word() else {
+                        return Err(err(line, format!("the file ends in a vertex {context}")));
+                    };
+                    *c =
+                        parse_coordinate(w).map_err(|why| err(line, format!("{why} {context}")))?;
+                }
+                vertices.push(Vec3::from_array(v));
+            }
+            match words.next_word() {
+                Some((_, w)) if w.eq_ignore_ascii_case("endloop") => {}
+                Some((line, w)) if w.eq_ignore_ascii_case("vertex") => {
+                    return Err(err(
+                        line,
+                        format!(
+                            "a facet with more than 3 vertices {context}: STL facets are triangles"
+                        ),
+                    ));
+                }
+                Some((line, w)) => {
+                    return Err(err(
+                        line,
+                        format!("expected `endloop` {context}, found {w:?}"),
+                    ));
+                }
+                None => {
+                    return Err(err(
+                        words.line,
+                        format!("the file ends where `endloop` was expected {context}"),
+                    ));
+                }
+            }
+            expect(&mut words, "endfacet", &context).map_err(|(l, m)| err(l, m))?;
+            let base = u32::try_from(vertices.len() - 3)
+                .ok()
+                .filter(|b| *b <= u32::MAX - 3)
+                .ok_or_else(|| {
+                    err(
+                        words.line,
+                        "more triangles than 32-bit indices allow".into(),
+                    )
+                })?;
+            triangles.push([base, base + 1, base + 2]);
+        }
     }
     Ok((vertices, triangles))
 }
@@ -436,7 +632,9 @@ mod tests {
     }
 
     fn cube() -> TriMesh {
-        shapes::cuboid(Vec3::new(1.0, 2.0, 0.5)).into_mesh()
+        shapes::cuboid(Vec3::new(1.0, 2.0, 0.5))
+            .unwrap()
+            .into_mesh()
     }
 
     fn ascii_stl(mesh: &TriMesh, header: &str) -> String {
@@ -506,9 +704,9 @@ mod tests {
     fn obj_round_trip_and_merging_of_objects() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         for (i, solid) in [
-            shapes::icosphere(1.3, 2),
-            shapes::torus(2.0, 0.5, 12, 8),
-            shapes::cylinder(0.7, 1.1, 9),
+            shapes::icosphere(1.3, 2).unwrap(),
+            shapes::torus(2.0, 0.5, 12, 8).unwrap(),
+            shapes::cylinder(0.7, 1.1, 9).unwrap(),
         ]
         .into_iter()
         .enumerate()
@@ -635,12 +833,45 @@ mod tests {
             (
                 "nan.obj",
                 b"v 0 0 nan\nv 1 0 0\nv 0 1 0\nf 1 2 3\n".to_vec(),
-                "non-finite",
+                "line 1: vertex coordinate \"nan\" is not a finite number",
             ),
             (
                 "inf.obj",
                 b"v 0 0 inf\nv 1 0 0\nv 0 1 0\nf 1 2 3\n".to_vec(),
-                "non-finite",
+                "line 1: vertex coordinate \"inf\" is not a finite number",
+            ),
+            (
+                // Finite, but not an f32: the message says which limit it breaks.
+                "huge.obj",
+                b"v 0 0 0\nv 1 0 1e300\nv 0 1 0\nf 1 2 3\n".to_vec(),
+                "line 2: vertex coordinate 1e300 exceeds the f32 range (±3.4028235e38)",
+            ),
+            (
+                "line_face.obj",
+                b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2\n".to_vec(),
+                "line 5: face with 2 vertices (a face needs at least 3)",
+            ),
+            (
+                "huge.stl",
+                ascii_stl(&cube, "solid x")
+                    .replacen("vertex 1e0", "vertex -4e38", 1)
+                    .into_bytes(),
+                "vertex coordinate -4e38 exceeds the f32 range",
+            ),
+            (
+                "quad.stl",
+                b"solid q\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n\
+                  vertex 1 1 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid q\n"
+                    .to_vec(),
+                "line 7: a facet with more than 3 vertices (triangle 0)",
+            ),
+            (
+                "word.stl",
+                b"solid q\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n\
+                  vertex 1 1 0\nendloop\nendfacet\nfacet normal 0 0 1\nouter loop\n\
+                  vertex 0 0 0\nvertex 1 0 x\n"
+                    .to_vec(),
+                "line 12: vertex coordinate \"x\" is not a number (triangle 1)",
             ),
             ("shortv.obj", b"v 0 0\nf 1 1 1\n".to_vec(), "fewer than 3"),
             (
@@ -662,14 +893,26 @@ mod tests {
             assert_parse_error(load_mesh(&file.0, &opts), &file.0, needle);
         }
 
-        // Binary NaN coordinates parse but fail validation.
-        let mut nan = binary.clone();
-        nan[84 + 12..84 + 16].copy_from_slice(&f32::NAN.to_le_bytes());
-        let file = TempFile::with_bytes("nan_binary.stl", &nan);
-        assert!(matches!(
+        // A binary file whose header starts with "solid", cut short: a binary size mismatch.
+        let mut solid_header = binary.clone();
+        solid_header[..6].copy_from_slice(b"solid ");
+        solid_header.truncate(solid_header.len() - 50);
+        let file = TempFile::with_bytes("solid_truncated.stl", &solid_header);
+        assert_parse_error(
             load_mesh(&file.0, &opts),
-            Err(LoadError::Invalid { path, source: MeshError::NonFinite { .. } }) if path == file.0
-        ));
+            &file.0,
+            "binary STL truncated: the header announces 12 triangles (684 bytes) but the file \
+             has 634 bytes",
+        );
+        // Binary non-finite coordinates are refused naming the triangle, vertex and axis.
+        let mut nan = binary.clone();
+        nan[84 + 50 * 5 + 12 + 12 + 4..][..4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+        let file = TempFile::with_bytes("inf_binary.stl", &nan);
+        assert_parse_error(
+            load_mesh(&file.0, &opts),
+            &file.0,
+            "binary STL: triangle 5, vertex 1: coordinate y is inf, not a finite number",
+        );
         // Files with no faces are empty meshes.
         for (name, bytes) in [
             ("nofaces.obj", &b"# nothing\nv 0 0 0\n"[..]),

@@ -23,6 +23,8 @@ pub mod mesh;
 pub mod obb;
 pub mod pipeline;
 pub mod pose;
+#[cfg(test)]
+mod proptests;
 pub mod sap;
 pub mod shapes;
 #[cfg(test)]
@@ -41,7 +43,7 @@ pub use closest_features::{
     classify, classify_edges, proximity_brute_force,
 };
 pub use containment::{Containment, PointLocation, containment, locate_point};
-pub use error::{LoadError, MeshError, SapError, SaveError};
+pub use error::{LoadError, MeshError, SapError, SaveError, ShapeError};
 pub use glam;
 pub use hull::{ConvexHull, Hull, HullError, convex_hull};
 pub use interference::{Collider, Interference, InterferenceError, Method};

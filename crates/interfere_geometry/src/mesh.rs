@@ -347,7 +347,10 @@ fn weld(vertices: &mut Vec<Vec3>, triangles: &mut [[u32; 3]], tolerance: f32) ->
             'search: for dx in -1..=1 {
                 for dy in -1..=1 {
                     for dz in -1..=1 {
-                        if let Some(ids) = grid.get(&(k + glam::IVec3::new(dx, dy, dz))) {
+                        // Saturating: coordinates far beyond tolerance × 2^31 all land in the
+                        // last cell, where the exact distance test below still decides.
+                        let cell = k.saturating_add(glam::IVec3::new(dx, dy, dz));
+                        if let Some(ids) = grid.get(&cell) {
                             for &id in ids {
                                 if kept[id as usize].distance(*v) <= tolerance {
                                     found = Some(id);
@@ -467,6 +470,26 @@ mod tests {
         let (mesh, report) = TriMesh::with_options(v, tris, &loose).unwrap();
         assert_eq!(report.welded_vertices, 2);
         assert_eq!(mesh.triangles()[1], [0, 1, 3]);
+    }
+
+    #[test]
+    fn welding_huge_coordinates_with_a_tiny_tolerance_does_not_overflow() {
+        // v / (2 · tolerance) saturates the i32 cell index; the neighbour cells must too.
+        let v = vec![
+            Vec3::new(3e38, -3e38, 1.0),
+            Vec3::new(3e38, -3e38, 1.0),
+            Vec3::new(-3e38, 3e38, 0.0),
+            Vec3::new(1.0, 2.0, 3e38),
+        ];
+        let options = MeshOptions {
+            weld_tolerance: Some(1e-30),
+            ..Default::default()
+        };
+        let (mesh, report) =
+            TriMesh::with_options(v, vec![[0, 2, 3], [1, 3, 2]], &options).unwrap();
+        assert_eq!(report.welded_vertices, 1);
+        assert_eq!(mesh.vertices().len(), 3);
+        assert_eq!(mesh.triangles()[1], [0, 2, 1]);
     }
 
     #[test]

@@ -688,7 +688,7 @@ mod tests {
         // A rotated 6×4×2 box surface plus a dense tilted sheet of interior points: the hull
         // covariance recovers the box exactly; the vertex covariance would tilt towards the sheet.
         let q = Quat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1);
-        let solid = crate::shapes::subdivided_cuboid(Vec3::new(3.0, 2.0, 1.0), 3);
+        let solid = crate::shapes::subdivided_cuboid(Vec3::new(3.0, 2.0, 1.0), 3).unwrap();
         let mut pts: Vec<Vec3> = solid.vertices().iter().map(|&v| q * v).collect();
         for i in 0..40 {
             for j in 0..40 {

@@ -460,15 +460,16 @@ mod tests {
     fn random_shape(rng: &mut ChaCha8Rng) -> TriMesh {
         let s = rng.random_range(0.4f32..1.0);
         match rng.random_range(0..3) {
-            0 => shapes::icosphere(s, 1).mesh().clone(),
+            0 => shapes::icosphere(s, 1).unwrap().mesh().clone(),
             1 => shapes::cuboid(Vec3::new(
                 s,
                 rng.random_range(0.2f32..0.9),
                 rng.random_range(0.2f32..0.9),
             ))
+            .unwrap()
             .mesh()
             .clone(),
-            _ => shapes::torus(s, s * 0.3, 10, 6).mesh().clone(),
+            _ => shapes::torus(s, s * 0.3, 10, 6).unwrap().mesh().clone(),
         }
     }
 
@@ -608,10 +609,10 @@ mod tests {
     /// meshes do not) and huge coordinates.
     #[test]
     fn adversarial_configurations() {
-        let cube = shapes::cuboid(Vec3::splat(1.0));
-        let small = shapes::cuboid(Vec3::splat(0.25));
-        let ball = shapes::icosphere(0.3, 1);
-        let ring = shapes::torus(1.0, 0.2, 16, 8);
+        let cube = shapes::cuboid(Vec3::splat(1.0)).unwrap();
+        let small = shapes::cuboid(Vec3::splat(0.25)).unwrap();
+        let ball = shapes::icosphere(0.3, 1).unwrap();
+        let ring = shapes::torus(1.0, 0.2, 16, 8).unwrap();
         for offset in [
             Vec3::ZERO,
             Vec3::splat(1.0e5),
@@ -659,7 +660,7 @@ mod tests {
             Err(PipelineError::DegenerateHull("planar"))
         ));
         let id = p
-            .add_object(shapes::cuboid(Vec3::ONE).mesh().clone())
+            .add_object(shapes::cuboid(Vec3::ONE).unwrap().mesh().clone())
             .unwrap();
         let bad = Pose::new(Quat::from_xyzw(0.0, 0.0, 0.0, 2.0), Vec3::ZERO);
         assert!(matches!(
@@ -687,7 +688,7 @@ mod tests {
     /// Removing an object drops its contacts and trackers; ids are not reused.
     #[test]
     fn removal() {
-        let cube = shapes::cuboid(Vec3::splat(1.0));
+        let cube = shapes::cuboid(Vec3::splat(1.0)).unwrap();
         let mut p = LinManochaPipeline::new();
         let a = add(&mut p, &cube, Pose::IDENTITY);
         let b = add(

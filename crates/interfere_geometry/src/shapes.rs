@@ -1,21 +1,117 @@
 //! Procedural closed meshes for tests, benchmarks and demos: boxes, spheres, tori, cylinders and
 //! bumpy non-convex blobs. Every generator returns an outward-facing closed [`Solid`].
 
-use crate::mesh::TriMesh;
+use crate::error::{MeshError, ShapeError};
+use crate::mesh::{DegeneratePolicy, MeshOptions, TriMesh};
 use crate::topology::Solid;
 use glam::Vec3;
 use std::collections::HashMap;
 use std::f32::consts::TAU;
 
-fn solid(vertices: Vec<Vec3>, triangles: Vec<[u32; 3]>) -> Solid {
-    // The generators build closed, outward-facing surfaces by construction; the validation here
-    // is a self-check that the constructions keep that promise.
-    let mesh = TriMesh::new(vertices, triangles).expect("generator produced an invalid mesh");
-    Solid::new(mesh).expect("generator produced an open mesh")
+/// The most triangles a generator builds (2²⁴); larger requests are refused with
+/// [`ShapeError::TooManyTriangles`] before anything is allocated.
+pub const MAX_TRIANGLES: u64 = 1 << 24;
+
+/// Refuses a NaN, infinite, zero or negative length.
+pub(crate) fn positive(
+    shape: &'static str,
+    parameter: &'static str,
+    v: f32,
+) -> Result<(), ShapeError> {
+    let reason = if v.is_nan() {
+        "is not a number"
+    } else if v.is_infinite() {
+        "is not finite"
+    } else if v <= 0.0 {
+        "must be > 0"
+    } else {
+        return Ok(());
+    };
+    Err(bad(shape, parameter, v, reason))
+}
+
+/// Refuses a NaN or infinite value.
+pub(crate) fn finite(
+    shape: &'static str,
+    parameter: &'static str,
+    v: f32,
+) -> Result<(), ShapeError> {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        Err(bad(shape, parameter, v, "is not finite"))
+    }
+}
+
+/// A [`ShapeError::Parameter`] for `value`.
+pub(crate) fn bad(
+    shape: &'static str,
+    parameter: &'static str,
+    value: impl std::fmt::Debug,
+    reason: impl Into<String>,
+) -> ShapeError {
+    ShapeError::Parameter {
+        shape,
+        parameter,
+        value: format!("{value:?}"),
+        reason: reason.into(),
+    }
+}
+
+/// Refuses a count below `min`.
+fn at_least(
+    shape: &'static str,
+    parameter: &'static str,
+    v: u32,
+    min: u32,
+) -> Result<(), ShapeError> {
+    if v < min {
+        return Err(bad(shape, parameter, v, format!("must be at least {min}")));
+    }
+    Ok(())
+}
+
+/// Refuses more than [`MAX_TRIANGLES`] triangles.
+pub(crate) fn triangle_budget(shape: &'static str, triangles: u128) -> Result<(), ShapeError> {
+    if triangles > MAX_TRIANGLES as u128 {
+        return Err(ShapeError::TooManyTriangles {
+            shape,
+            triangles,
+            limit: MAX_TRIANGLES,
+        });
+    }
+    Ok(())
+}
+
+/// Validates a generated surface: finite vertices, no zero-area triangle, closed, and facing
+/// outward as built. With parameters in range this fails only where `f32` cannot represent the
+/// solid (overflow, or rounding that collapses a triangle).
+pub(crate) fn checked_solid(
+    shape: &'static str,
+    vertices: Vec<Vec3>,
+    triangles: Vec<[u32; 3]>,
+) -> Result<Solid, ShapeError> {
+    let options = MeshOptions {
+        degenerate: DegeneratePolicy::Reject,
+        ..MeshOptions::default()
+    };
+    let mesh_err = |source| ShapeError::Mesh { shape, source };
+    let (mesh, _) = TriMesh::with_options(vertices, triangles, &options).map_err(mesh_err)?;
+    let solid = Solid::new(mesh).map_err(mesh_err)?;
+    if solid.was_reoriented() {
+        return Err(mesh_err(MeshError::NotClosed(
+            "the surface came out inside-out".into(),
+        )));
+    }
+    Ok(solid)
 }
 
 /// An axis-aligned box centred at the origin with the given half extents (12 triangles).
-pub fn cuboid(half_extents: Vec3) -> Solid {
+///
+/// Refused: a half extent that is not finite and > 0.
+pub fn cuboid(half_extents: Vec3) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "cuboid";
+    check_half_extents(SHAPE, half_extents)?;
     let h = half_extents;
     let vertices: Vec<Vec3> = (0..8)
         .map(|i| {
@@ -39,13 +135,25 @@ pub fn cuboid(half_extents: Vec3) -> Solid {
         triangles.push([a, b, c]);
         triangles.push([a, c, d]);
     }
-    solid(vertices, triangles)
+    checked_solid(SHAPE, vertices, triangles)
+}
+
+fn check_half_extents(shape: &'static str, h: Vec3) -> Result<(), ShapeError> {
+    positive(shape, "half_extents.x", h.x)?;
+    positive(shape, "half_extents.y", h.y)?;
+    positive(shape, "half_extents.z", h.z)
 }
 
 /// A box subdivided into `n × n` quads per face (for tests that need many triangles on flat
 /// faces, such as coplanar contact).
-pub fn subdivided_cuboid(half_extents: Vec3, n: u32) -> Solid {
-    let n = n.max(1);
+///
+/// Refused: a half extent that is not finite and > 0, `n = 0`, more than [`MAX_TRIANGLES`]
+/// triangles (12·n²).
+pub fn subdivided_cuboid(half_extents: Vec3, n: u32) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "subdivided_cuboid";
+    check_half_extents(SHAPE, half_extents)?;
+    at_least(SHAPE, "n", n, 1)?;
+    triangle_budget(SHAPE, 12 * (n as u128).pow(2))?;
     let mut vertices = Vec::new();
     let mut index: HashMap<[i32; 3], u32> = HashMap::new();
     let mut triangles = Vec::new();
@@ -56,6 +164,7 @@ pub fn subdivided_cuboid(half_extents: Vec3, n: u32) -> Solid {
             (vertices.len() - 1) as u32
         })
     };
+    // n ≤ 2^11 by the triangle budget, so it fits an i32.
     let n = n as i32;
     // For each axis and side, the face grid spans the two other axes, wound outward.
     for axis in 0..3 {
@@ -83,13 +192,31 @@ pub fn subdivided_cuboid(half_extents: Vec3, n: u32) -> Solid {
             }
         }
     }
-    solid(vertices, triangles)
+    checked_solid(SHAPE, vertices, triangles)
+}
+
+/// Refuses icosphere subdivisions beyond the triangle budget (20·4^s triangles).
+fn icosphere_budget(shape: &'static str, subdivisions: u32) -> Result<(), ShapeError> {
+    // 20·4^12 > 2^24 already; checking the exponent first keeps the power from overflowing.
+    let triangles = if subdivisions > 16 {
+        u128::MAX
+    } else {
+        20 * 4u128.pow(subdivisions)
+    };
+    triangle_budget(shape, triangles)
 }
 
 /// A geodesic sphere: an icosahedron subdivided `subdivisions` times (20·4^s triangles).
-pub fn icosphere(radius: f32, subdivisions: u32) -> Solid {
+///
+/// Refused: a radius that is not finite and > 0, more than [`MAX_TRIANGLES`] triangles
+/// (`subdivisions` > 9).
+pub fn icosphere(radius: f32, subdivisions: u32) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "icosphere";
+    positive(SHAPE, "radius", radius)?;
+    icosphere_budget(SHAPE, subdivisions)?;
     let (vertices, triangles) = unit_icosphere(subdivisions);
-    solid(
+    checked_solid(
+        SHAPE,
         vertices.into_iter().map(|v| v * radius).collect(),
         triangles,
     )
@@ -158,9 +285,15 @@ fn unit_icosphere(subdivisions: u32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
 }
 
 /// A latitude-longitude sphere with `segments` around and `rings` from pole to pole.
-pub fn uv_sphere(radius: f32, segments: u32, rings: u32) -> Solid {
-    let segments = segments.max(3);
-    let rings = rings.max(2);
+///
+/// Refused: a radius that is not finite and > 0, fewer than 3 segments or 2 rings, more than
+/// [`MAX_TRIANGLES`] triangles (2·segments·(rings − 1)).
+pub fn uv_sphere(radius: f32, segments: u32, rings: u32) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "uv_sphere";
+    positive(SHAPE, "radius", radius)?;
+    at_least(SHAPE, "segments", segments, 3)?;
+    at_least(SHAPE, "rings", rings, 2)?;
+    triangle_budget(SHAPE, 2 * segments as u128 * (rings as u128 - 1))?;
     let mut vertices = vec![Vec3::new(0.0, 0.0, radius)];
     for r in 1..rings {
         let theta = std::f32::consts::PI * r as f32 / rings as f32;
@@ -195,12 +328,45 @@ pub fn uv_sphere(radius: f32, segments: u32, rings: u32) -> Solid {
             triangles.push([a, c, b]);
         }
     }
-    solid(vertices, triangles)
+    checked_solid(SHAPE, vertices, triangles)
 }
 
 /// A torus around the z axis: `major` radius to the tube centre, `minor` tube radius.
-pub fn torus(major: f32, minor: f32, major_segments: u32, minor_segments: u32) -> Solid {
-    let (m, n) = (major_segments.max(3), minor_segments.max(3));
+///
+/// Refused: a `minor` radius that is not finite and > 0, a `major` radius that is not finite
+/// and greater than `minor` (the tube would cross the axis) or more than 10⁴ × `minor` (the
+/// tube's cross-section would be below `f32` resolution at that distance from the axis), fewer
+/// than 3 segments either way, more than [`MAX_TRIANGLES`] triangles
+/// (2·major_segments·minor_segments).
+pub fn torus(
+    major: f32,
+    minor: f32,
+    major_segments: u32,
+    minor_segments: u32,
+) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "torus";
+    positive(SHAPE, "minor", minor)?;
+    finite(SHAPE, "major", major)?;
+    if major <= minor {
+        return Err(bad(
+            SHAPE,
+            "major",
+            major,
+            format!("must be greater than minor ({minor:?})"),
+        ));
+    }
+    if major as f64 > 1e4 * minor as f64 {
+        return Err(bad(
+            SHAPE,
+            "major",
+            major,
+            format!("is more than 1e4 × minor ({minor:?}): the tube is below f32 resolution there"),
+        ));
+    }
+    at_least(SHAPE, "major_segments", major_segments, 3)?;
+    at_least(SHAPE, "minor_segments", minor_segments, 3)?;
+    triangle_budget(SHAPE, 2 * major_segments as u128 * minor_segments as u128)?;
+    let (m, n) = (major_segments, minor_segments);
     let mut vertices = Vec::with_capacity((m * n) as usize);
     for i in 0..m {
         let u = TAU * i as f32 / m as f32;
@@ -219,12 +385,20 @@ pub fn torus(major: f32, minor: f32, major_segments: u32, minor_segments: u32) -
             triangles.push([a, c, d]);
         }
     }
-    solid(vertices, triangles)
+    checked_solid(SHAPE, vertices, triangles)
 }
 
 /// A closed cylinder along z, centred at the origin.
-pub fn cylinder(radius: f32, half_height: f32, segments: u32) -> Solid {
-    let s = segments.max(3);
+///
+/// Refused: a radius or half height that is not finite and > 0, fewer than 3 segments, more
+/// than [`MAX_TRIANGLES`] triangles (4·segments).
+pub fn cylinder(radius: f32, half_height: f32, segments: u32) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "cylinder";
+    positive(SHAPE, "radius", radius)?;
+    positive(SHAPE, "half_height", half_height)?;
+    at_least(SHAPE, "segments", segments, 3)?;
+    triangle_budget(SHAPE, 4 * segments as u128)?;
+    let s = segments;
     let mut vertices = Vec::with_capacity(2 * s as usize + 2);
     for z in [-half_height, half_height] {
         for i in 0..s {
@@ -243,7 +417,7 @@ pub fn cylinder(radius: f32, half_height: f32, segments: u32) -> Solid {
         triangles.push([bottom, j, i]);
         triangles.push([top, s + i, s + j]);
     }
-    solid(vertices, triangles)
+    checked_solid(SHAPE, vertices, triangles)
 }
 
 /// A polygonal wheel (a prism along z): a regular `sides`-gon of circumradius `radius`, extruded
@@ -251,15 +425,44 @@ pub fn cylinder(radius: f32, half_height: f32, segments: u32) -> Solid {
 /// (negative: hollowed inward), each face cut into `segments` strips. With `sagitta` 0 it is a
 /// plain prism. Ruina's wheels (Wang–Faure–Pai 2012, Fig. 1b) differ only by the sign of a small
 /// sagitta.
+///
+/// Refused: a radius or half width that is not finite and > 0, fewer than 3 sides or 1 segment,
+/// a sagitta that is not finite or at most −a/2 for the apothem a = radius·cos(π/sides) (the
+/// profile must stay star-shaped about the axis, as the end caps are fans from the axis: the
+/// angle of a face's parabola x = (t − ½)·chord, y = a + 4·sagitta·t(1 − t) turns monotonically
+/// iff a + sagitta·(1 + u²) > 0 for u = 1 − 2t in [−1, 1]), more than [`MAX_TRIANGLES`]
+/// triangles (4·sides·segments), and parameters whose `f32` profile is not star-shaped after
+/// rounding (checked exactly on the built profile: a sagitta many orders of magnitude above the
+/// radius, whose bulge swamps the chord).
 pub fn polygon_wheel(
     radius: f32,
     sides: u32,
     half_width: f32,
     sagitta: f32,
     segments: u32,
-) -> Solid {
-    let n = sides.max(3);
-    let m = segments.max(1);
+) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "polygon_wheel";
+    positive(SHAPE, "radius", radius)?;
+    positive(SHAPE, "half_width", half_width)?;
+    at_least(SHAPE, "sides", sides, 3)?;
+    at_least(SHAPE, "segments", segments, 1)?;
+    finite(SHAPE, "sagitta", sagitta)?;
+    let apothem = radius as f64 * (std::f64::consts::PI / sides as f64).cos();
+    if apothem + 2.0 * sagitta as f64 <= 0.0 {
+        return Err(bad(
+            SHAPE,
+            "sagitta",
+            sagitta,
+            format!(
+                "must be greater than -apothem/2 = {:?} (a hollower face is not star-shaped \
+                 about the axis)",
+                -apothem / 2.0
+            ),
+        ));
+    }
+    triangle_budget(SHAPE, 4 * sides as u128 * segments as u128)?;
+    let n = sides;
+    let m = segments;
     let corner = |k: u32| {
         let a = TAU * (k % n) as f32 / n as f32;
         glam::Vec2::new(radius * a.cos(), radius * a.sin())
@@ -272,6 +475,27 @@ pub fn polygon_wheel(
         for j in 0..m {
             let t = j as f32 / m as f32;
             profile.push(c0.lerp(c1, t) + outward * (sagitta * 4.0 * t * (1.0 - t)));
+        }
+    }
+    // The caps are fans from the axis: every step along the rounded profile must turn
+    // counter-clockwise about it (exact orientation test on the f32 coordinates).
+    let origin = robust::Coord { x: 0.0, y: 0.0 };
+    let coord = |q: glam::Vec2| robust::Coord {
+        x: q.x as f64,
+        y: q.y as f64,
+    };
+    for (i, q) in profile.iter().enumerate() {
+        let next = profile[(i + 1) % profile.len()];
+        if robust::orient2d(origin, coord(*q), coord(next)) <= 0.0 {
+            return Err(bad(
+                SHAPE,
+                "sagitta",
+                sagitta,
+                format!(
+                    "gives an f32 profile that is not star-shaped about the axis (at point {i}) \
+                     for radius {radius:?}"
+                ),
+            ));
         }
     }
     let p = profile.len() as u32;
@@ -290,18 +514,29 @@ pub fn polygon_wheel(
         triangles.push([back, j, i]);
         triangles.push([front, p + i, p + j]);
     }
-    solid(vertices, triangles)
+    checked_solid(SHAPE, vertices, triangles)
 }
 
 /// A non-convex blob: an icosphere whose radius is modulated by
 /// `1 + amplitude · sin(f·x) sin(f·y) sin(f·z)` (plus a phase from `seed`).
+///
+/// Refused: a radius that is not finite and > 0, |amplitude| ≥ 1 or NaN (the radius must stay
+/// positive, so that the surface is a radial graph), a frequency that is not finite, more than
+/// [`MAX_TRIANGLES`] triangles (`subdivisions` > 9).
 pub fn bumpy_sphere(
     radius: f32,
     amplitude: f32,
     frequency: f32,
     subdivisions: u32,
     seed: u64,
-) -> Solid {
+) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "bumpy_sphere";
+    positive(SHAPE, "radius", radius)?;
+    if amplitude.is_nan() || amplitude.abs() >= 1.0 {
+        return Err(bad(SHAPE, "amplitude", amplitude, "must be in (-1, 1)"));
+    }
+    finite(SHAPE, "frequency", frequency)?;
+    icosphere_budget(SHAPE, subdivisions)?;
     let (vertices, triangles) = unit_icosphere(subdivisions);
     let phase = Vec3::new(
         (seed % 97) as f32 * 0.37,
@@ -315,7 +550,7 @@ pub fn bumpy_sphere(
             v * radius * (1.0 + amplitude * w.x.sin() * w.y.sin() * w.z.sin())
         })
         .collect();
-    solid(vertices, triangles)
+    checked_solid(SHAPE, vertices, triangles)
 }
 
 #[cfg(test)]
@@ -329,20 +564,30 @@ mod tests {
 
     #[test]
     fn generated_solids_are_closed_with_expected_volume() {
-        assert!(rel(cuboid(Vec3::new(1.0, 2.0, 3.0)).volume(), 48.0) < 1e-9);
+        assert!(rel(cuboid(Vec3::new(1.0, 2.0, 3.0)).unwrap().volume(), 48.0) < 1e-9);
         assert!(
             rel(
-                subdivided_cuboid(Vec3::new(1.0, 2.0, 3.0), 4).volume(),
+                subdivided_cuboid(Vec3::new(1.0, 2.0, 3.0), 4)
+                    .unwrap()
+                    .volume(),
                 48.0
             ) < 1e-6
         );
-        assert_eq!(subdivided_cuboid(Vec3::ONE, 4).triangle_count(), 6 * 16 * 2);
-        let sphere = icosphere(2.0, 4);
+        assert_eq!(
+            subdivided_cuboid(Vec3::ONE, 4).unwrap().triangle_count(),
+            6 * 16 * 2
+        );
+        let sphere = icosphere(2.0, 4).unwrap();
         assert_eq!(sphere.triangle_count(), 20 * 256);
         assert!(rel(sphere.volume(), 4.0 / 3.0 * PI * 8.0) < 0.01);
-        assert!(rel(uv_sphere(1.0, 64, 32).volume(), 4.0 / 3.0 * PI) < 0.01);
-        assert!(rel(torus(2.0, 0.5, 96, 48).volume(), 2.0 * PI * PI * 2.0 * 0.25) < 0.01);
-        assert!(rel(cylinder(1.0, 1.0, 128).volume(), 2.0 * PI) < 0.01);
+        assert!(rel(uv_sphere(1.0, 64, 32).unwrap().volume(), 4.0 / 3.0 * PI) < 0.01);
+        assert!(
+            rel(
+                torus(2.0, 0.5, 96, 48).unwrap().volume(),
+                2.0 * PI * PI * 2.0 * 0.25
+            ) < 0.01
+        );
+        assert!(rel(cylinder(1.0, 1.0, 128).unwrap().volume(), 2.0 * PI) < 0.01);
         // Wheels: polygon area plus (or minus) the parabolic caps, 2/3 chord × sagitta each,
         // up to the polyline's chord error (1/m² of the cap).
         for sag in [0.0f32, 0.01, -0.01] {
@@ -350,11 +595,11 @@ mod tests {
             let chord = 2.0 * r * (PI / n as f64).sin();
             let area = 0.5 * n as f64 * r * r * (2.0 * PI / n as f64).sin()
                 + n as f64 * 2.0 / 3.0 * chord * sag as f64;
-            let wheel = polygon_wheel(r as f32, n, w as f32, sag, 16);
+            let wheel = polygon_wheel(r as f32, n, w as f32, sag, 16).unwrap();
             assert!(rel(wheel.volume(), area * 2.0 * w) < 2e-4, "sagitta {sag}");
             assert!(!wheel.was_reoriented());
         }
-        let blob = bumpy_sphere(1.0, 0.3, 4.0, 3, 1);
+        let blob = bumpy_sphere(1.0, 0.3, 4.0, 3, 1).unwrap();
         assert!(blob.volume() > 0.0);
         for s in [&sphere, &blob] {
             assert!(!s.was_reoriented());

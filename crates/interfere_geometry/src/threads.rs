@@ -12,7 +12,8 @@
 //! P/8 at the major radius, root flat P/4 at the minor radius d/2 − 5H/8; the flanks have a 60°
 //! included angle. The nut's internal thread is the same profile enlarged radially by a clearance.
 
-use crate::mesh::TriMesh;
+use crate::error::ShapeError;
+use crate::shapes::{bad, checked_solid, finite, positive, triangle_budget};
 use crate::topology::Solid;
 use glam::Vec3;
 use std::f32::consts::TAU;
@@ -84,6 +85,84 @@ impl ThreadSpec {
         }
     }
 
+    /// Checks that the spec describes a buildable thread: diameter and pitch finite and > 0, a
+    /// pitch of at least 10⁻⁴ × diameter (finer profiles are below `f32` resolution at their
+    /// radius), a positive minor radius (pitch < 0.9238 × diameter), at least 3 columns, and a finite
+    /// clearance that keeps the nut's thread surface off the axis (minor radius + clearance > 0)
+    /// and inside its hexagon (major radius + clearance < 0.8 × diameter, the hexagon's
+    /// apothem). `shape` names the generator in the error.
+    pub fn validate(&self, shape: &'static str) -> Result<(), ShapeError> {
+        positive(shape, "major_diameter", self.major_diameter)?;
+        positive(shape, "pitch", self.pitch)?;
+        finite(shape, "clearance", self.clearance)?;
+        if (self.pitch as f64) < 1e-4 * self.major_diameter as f64 {
+            return Err(bad(
+                shape,
+                "pitch",
+                self.pitch,
+                format!(
+                    "is less than 1e-4 × major_diameter ({:?}): the profile is below f32 \
+                     resolution at that radius",
+                    self.major_diameter
+                ),
+            ));
+        }
+        if self.columns < 3 {
+            return Err(bad(shape, "columns", self.columns, "must be at least 3"));
+        }
+        let minor = self.minor_radius();
+        // All finite here: the diameter and pitch were checked above.
+        if minor <= 0.0 {
+            return Err(bad(
+                shape,
+                "pitch",
+                self.pitch,
+                format!(
+                    "leaves no thread core: minor radius d/2 - 5H/8 = {minor:?} for diameter {:?}",
+                    self.major_diameter
+                ),
+            ));
+        }
+        if minor + self.clearance <= 0.0 {
+            return Err(bad(
+                shape,
+                "clearance",
+                self.clearance,
+                format!("puts the nut's thread through the axis (minor radius {minor:?})"),
+            ));
+        }
+        let apothem = 0.8 * self.major_diameter;
+        if self.major_radius() + self.clearance >= apothem {
+            return Err(bad(
+                shape,
+                "clearance",
+                self.clearance,
+                format!(
+                    "puts the nut's thread through its hexagon (major radius {:?}, apothem {apothem:?})",
+                    self.major_radius()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Rows of ring steps for a part of `length`: `length / (P/N)` rounded, at least 2, with the
+    /// triangle budget checked (the head's or outer hexagon's rings and the caps on top).
+    fn rows(
+        &self,
+        shape: &'static str,
+        parameter: &'static str,
+        length: f32,
+    ) -> Result<u32, ShapeError> {
+        positive(shape, parameter, length)?;
+        let rows = (length as f64 / self.ring_step() as f64).round().max(2.0);
+        // Thread bands, the bands to the head or outer rings, and the caps: 2·N per ring.
+        let triangles = 2.0 * self.columns as f64 * (rows + 4.0);
+        // `as` saturates: an infinite count (a pitch too small for f32) is refused too.
+        triangle_budget(shape, triangles as u128)?;
+        Ok(rows as u32)
+    }
+
     fn ring_step(&self) -> f32 {
         self.pitch / self.columns as f32
     }
@@ -113,17 +192,11 @@ fn ring_vertices(columns: u32, rings: &[Ring]) -> Vec<Vec3> {
     vertices
 }
 
-fn finish(vertices: Vec<Vec3>, triangles: Vec<[u32; 3]>) -> Solid {
-    // The constructions are closed and outward by design; validation is a self-check.
-    let mesh = TriMesh::new(vertices, triangles).expect("thread sweep produced an invalid mesh");
-    Solid::new(mesh).expect("thread sweep produced an open mesh")
-}
-
 /// Builds a rod from rings stacked bottom to top, capped by fans to the axis at both ends.
 /// `helical[j]` says whether the band between rings j and j+1 is a thread band, split along the
 /// helix direction (Δz = +P/N per column); other bands (flat annuli, prisms) are split the other
 /// way, which does not matter for them.
-fn sweep_rod(columns: u32, rings: &[Ring], helical: &[bool]) -> Solid {
+fn sweep_rod(columns: u32, rings: &[Ring], helical: &[bool]) -> Result<Solid, ShapeError> {
     let n = columns as usize;
     let mut vertices = ring_vertices(columns, rings);
     let id = |j: usize, i: usize| (j * n + i % n) as u32;
@@ -151,7 +224,7 @@ fn sweep_rod(columns: u32, rings: &[Ring], helical: &[bool]) -> Solid {
         triangles.push([bottom, id(0, i + 1), id(0, i)]);
         triangles.push([top, id(last, i), id(last, i + 1)]);
     }
-    finish(vertices, triangles)
+    checked_solid("bolt", vertices, triangles)
 }
 
 /// Radius of a regular hexagon with apothem `apothem`, flats facing ±x, at angle `a`.
@@ -164,10 +237,14 @@ fn hexagon_radius(apothem: f32, a: f32) -> f32 {
 /// A bolt along +z: threaded shank from `z = 0` to `z = thread_length` (the tip at z = 0 with a
 /// 0.5P chamfer band at the minor radius), and a hexagonal head of across-flats `1.6 d` and height
 /// `0.7 d` on top. Triangle count ≈ 2·N·(thread_length·N/P + 10).
-pub fn bolt(spec: &ThreadSpec, thread_length: f32) -> Solid {
+///
+/// Refused: a spec that [`ThreadSpec::validate`] refuses, a thread length that is not finite
+/// and > 0, more than [`crate::shapes::MAX_TRIANGLES`] triangles.
+pub fn bolt(spec: &ThreadSpec, thread_length: f32) -> Result<Solid, ShapeError> {
+    spec.validate("bolt")?;
+    let rows = spec.rows("bolt", "thread_length", thread_length)?;
     let n = spec.columns;
     let dz = spec.ring_step();
-    let rows = (thread_length / dz).round().max(2.0) as u32;
     let mut rings = Vec::new();
     let mut helical = Vec::new();
     for j in 0..=rows {
@@ -199,10 +276,14 @@ pub fn bolt(spec: &ThreadSpec, thread_length: f32) -> Solid {
 
 /// A hexagonal nut with an internal thread matching [`bolt`] (enlarged radially by the
 /// clearance), from `z = 0` to `z = height` (rounded to whole ring steps), across-flats `1.6 d`.
-pub fn nut(spec: &ThreadSpec, height: f32) -> Solid {
+///
+/// Refused: a spec that [`ThreadSpec::validate`] refuses, a height that is not finite and > 0,
+/// more than [`crate::shapes::MAX_TRIANGLES`] triangles.
+pub fn nut(spec: &ThreadSpec, height: f32) -> Result<Solid, ShapeError> {
+    spec.validate("nut")?;
+    let rows = spec.rows("nut", "height", height)?;
     let n = spec.columns;
     let dz = spec.ring_step();
-    let rows = (height / dz).round().max(2.0) as u32;
     let apothem = 0.8 * spec.major_diameter;
     let outer: Vec<f32> = (0..n)
         .map(|i| hexagon_radius(apothem, TAU * i as f32 / n as f32))
@@ -245,7 +326,7 @@ pub fn nut(spec: &ThreadSpec, height: f32) -> Solid {
 /// inner thread down, bottom annulus back to the start). The inner thread runs downward in the
 /// ring list, so the helical split there must still follow the helix, which going downward is the other
 /// diagonal.
-fn sweep_nut(columns: u32, rings: &[Ring], helical: &[bool]) -> Solid {
+fn sweep_nut(columns: u32, rings: &[Ring], helical: &[bool]) -> Result<Solid, ShapeError> {
     let n = columns as usize;
     let vertices = ring_vertices(columns, rings);
     let id = |j: usize, i: usize| (j * n + i % n) as u32;
@@ -268,7 +349,7 @@ fn sweep_nut(columns: u32, rings: &[Ring], helical: &[bool]) -> Solid {
             }
         }
     }
-    finish(vertices, triangles)
+    checked_solid("nut", vertices, triangles)
 }
 
 #[cfg(test)]
@@ -300,8 +381,8 @@ mod tests {
     #[test]
     fn bolt_and_nut_are_closed_outward_solids() {
         let s = small();
-        let bolt = bolt(&s, 6.0);
-        let nut = nut(&s, 3.0);
+        let bolt = bolt(&s, 6.0).unwrap();
+        let nut = nut(&s, 3.0).unwrap();
         assert!(!bolt.was_reoriented(), "bolt built inside out");
         assert!(!nut.was_reoriented(), "nut built inside out");
         // Volume of the threaded part: the mean of r² over one pitch of the trapezoidal profile

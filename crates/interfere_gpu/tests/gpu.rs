@@ -323,19 +323,28 @@ mod bvh {
         };
         let gpu = GpuBvhTraversal::new(&ctx);
         let meshes: Vec<(&str, TriMesh)> = vec![
-            ("icosphere", shapes::icosphere(1.0, 3).into_mesh()),
-            ("torus", shapes::torus(1.0, 0.35, 32, 12).into_mesh()),
+            ("icosphere", shapes::icosphere(1.0, 3).unwrap().into_mesh()),
+            (
+                "torus",
+                shapes::torus(1.0, 0.35, 32, 12).unwrap().into_mesh(),
+            ),
             (
                 "bumpy",
-                shapes::bumpy_sphere(1.0, 0.3, 4.0, 3, 5).into_mesh(),
+                shapes::bumpy_sphere(1.0, 0.3, 4.0, 3, 5)
+                    .unwrap()
+                    .into_mesh(),
             ),
             (
                 "cuboid",
-                shapes::cuboid(Vec3::new(0.8, 0.5, 1.2)).into_mesh(),
+                shapes::cuboid(Vec3::new(0.8, 0.5, 1.2))
+                    .unwrap()
+                    .into_mesh(),
             ),
             (
                 "subdivided cuboid",
-                shapes::subdivided_cuboid(Vec3::new(0.7, 0.9, 0.6), 6).into_mesh(),
+                shapes::subdivided_cuboid(Vec3::new(0.7, 0.9, 0.6), 6)
+                    .unwrap()
+                    .into_mesh(),
             ),
         ];
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2004);
@@ -364,16 +373,16 @@ mod bvh {
         };
         let gpu = GpuBvhTraversal::new(&ctx);
         // Coincident: same mesh, identity pose (every face touches itself).
-        let sphere = shapes::icosphere(1.0, 2).into_mesh();
+        let sphere = shapes::icosphere(1.0, 2).unwrap().into_mesh();
         let (_, exact) = check_case(&ctx, &gpu, &sphere, &sphere, &DPose::IDENTITY, "coincident");
         assert!(exact >= sphere.triangle_count());
         // Face-to-face touching boxes (coplanar contact, exact in f32).
-        let cube = shapes::subdivided_cuboid(Vec3::ONE, 4).into_mesh();
+        let cube = shapes::subdivided_cuboid(Vec3::ONE, 4).unwrap().into_mesh();
         let touch = Pose::from_translation(Vec3::new(2.0, 0.5, 0.0)).to_f64();
         let (_, exact) = check_case(&ctx, &gpu, &cube, &cube, &touch, "touching cubes");
         assert!(exact > 0, "touching faces intersect");
         // Nested: a small sphere inside a big one (no surface contact), and a single triangle.
-        let small = shapes::icosphere(0.3, 2).into_mesh();
+        let small = shapes::icosphere(0.3, 2).unwrap().into_mesh();
         let (_, exact) = check_case(&ctx, &gpu, &sphere, &small, &DPose::IDENTITY, "nested");
         assert_eq!(exact, 0);
         let one = TriMesh::new(sphere.vertices().to_vec(), vec![sphere.triangles()[0]]).unwrap();
@@ -396,7 +405,7 @@ mod bvh {
         // Huge coordinates: a bumpy sphere far from the origin against itself rotated slightly
         // about its centre.
         let c = Vec3::new(1.0e5, -2.0e5, 3.0e4);
-        let bumpy = shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 9);
+        let bumpy = shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 9).unwrap();
         let far = TriMesh::new(
             bumpy.vertices().iter().map(|&v| v + c).collect(),
             bumpy.triangles().to_vec(),
@@ -430,8 +439,8 @@ mod bvh {
             return;
         };
         let gpu = GpuBvhTraversal::new(&ctx);
-        let a = shapes::torus(1.0, 0.3, 24, 10).into_mesh();
-        let b = shapes::icosphere(0.5, 3).into_mesh();
+        let a = shapes::torus(1.0, 0.3, 24, 10).unwrap().into_mesh();
+        let b = shapes::icosphere(0.5, 3).unwrap().into_mesh();
         let (ta, tb) = (BalancedTree::build(&a), BalancedTree::build(&b));
         let (ga, gb) = (
             GpuBvhTraversal::upload_tree(&ctx, &ta).unwrap(),
@@ -449,7 +458,7 @@ mod bvh {
         }
         // The hole of the torus holds a small sphere without contact; boxes overlap at the top
         // levels, so the traversal must descend and still end empty of exact hits.
-        let inside = shapes::icosphere(0.4, 2).into_mesh();
+        let inside = shapes::icosphere(0.4, 2).unwrap().into_mesh();
         let (_, exact) = check_case(&ctx, &gpu, &a, &inside, &DPose::IDENTITY, "torus hole");
         assert_eq!(exact, 0);
     }
@@ -460,7 +469,7 @@ mod bvh {
             return;
         };
         let gpu = GpuBvhTraversal::new(&ctx);
-        let mesh = shapes::icosphere(1.0, 2).into_mesh();
+        let mesh = shapes::icosphere(1.0, 2).unwrap().into_mesh();
         let tree = BalancedTree::build(&mesh);
         let g = GpuBvhTraversal::upload_tree(&ctx, &tree).unwrap();
         let pose = DPose::IDENTITY;
@@ -510,8 +519,10 @@ mod bvh {
             return;
         };
         let gpu = GpuBvhTraversal::new(&ctx);
-        let a = shapes::icosphere(1.0, 4).into_mesh();
-        let b = shapes::bumpy_sphere(1.0, 0.3, 4.0, 4, 3).into_mesh();
+        let a = shapes::icosphere(1.0, 4).unwrap().into_mesh();
+        let b = shapes::bumpy_sphere(1.0, 0.3, 4.0, 4, 3)
+            .unwrap()
+            .into_mesh();
         let (ta, tb) = (BalancedTree::build(&a), BalancedTree::build(&b));
         let (ga, gb) = (
             GpuBvhTraversal::upload_tree(&ctx, &ta).unwrap(),
@@ -580,7 +591,7 @@ mod cinder {
             return;
         };
         let cinder = Cinder::new(&ctx);
-        let cube = shapes::cuboid(Vec3::splat(1.0));
+        let cube = shapes::cuboid(Vec3::splat(1.0)).unwrap();
         let tilt = Quat::from_euler(EulerRot::XYZ, 0.3, 0.2, 0.1);
         let cases = [
             (Pose::from_translation(Vec3::new(1.5, 0.7, 0.4)), true),
@@ -621,8 +632,8 @@ mod cinder {
             return;
         };
         let cinder = Cinder::new(&ctx);
-        let big = shapes::icosphere(2.0, 2);
-        let small = shapes::icosphere(0.3, 2);
+        let big = shapes::icosphere(2.0, 2).unwrap();
+        let small = shapes::icosphere(0.3, 2).unwrap();
         let inner = Pose::from_translation(Vec3::new(0.5, -0.4, 0.6));
         assert!(cpu_interferes(&big, &Pose::IDENTITY, &small, &inner));
         let objects = [object(&big, &Pose::IDENTITY), object(&small, &inner)];
@@ -660,8 +671,8 @@ mod cinder {
             return;
         };
         let cinder = Cinder::new(&ctx);
-        let torus = shapes::torus(2.0, 0.6, 48, 24).mesh().clone();
-        let ball = shapes::icosphere(0.25, 2).mesh().clone();
+        let torus = shapes::torus(2.0, 0.6, 48, 24).unwrap().mesh().clone();
+        let ball = shapes::icosphere(0.25, 2).unwrap().mesh().clone();
         let mut checked = 0;
         for far in [Vec3::ZERO, Vec3::new(1.0e4, -1.0e4, 1.0e4)] {
             for torus_rotation in [Quat::IDENTITY, Quat::from_rotation_x(1.3)] {
@@ -698,7 +709,7 @@ mod cinder {
             return;
         };
         let cinder = Cinder::new(&ctx);
-        let cube = object(&shapes::cuboid(Vec3::ONE), &Pose::IDENTITY);
+        let cube = object(&shapes::cuboid(Vec3::ONE).unwrap(), &Pose::IDENTITY);
         let bad_index = CinderObject {
             vertices: vec![[0.0; 3]; 3],
             triangles: vec![[0, 1, 3]],
@@ -722,7 +733,7 @@ mod cinder {
         assert!(cinder.interfering_pairs(&ctx, &[], 64).unwrap().is_empty());
         let empty = CinderObject::default();
         let moved = object(
-            &shapes::cuboid(Vec3::ONE),
+            &shapes::cuboid(Vec3::ONE).unwrap(),
             &Pose::from_translation(Vec3::new(0.5, 0.6, 0.7)),
         );
         assert_eq!(
@@ -744,8 +755,11 @@ mod cinder {
     impl Shape {
         fn mesh(self, delta: f32) -> TriMesh {
             match self {
-                Shape::Sphere(r) => shapes::icosphere(r + delta, 1).mesh().clone(),
-                Shape::Box(h) => shapes::cuboid(h + Vec3::splat(delta)).mesh().clone(),
+                Shape::Sphere(r) => shapes::icosphere(r + delta, 1).unwrap().mesh().clone(),
+                Shape::Box(h) => shapes::cuboid(h + Vec3::splat(delta))
+                    .unwrap()
+                    .mesh()
+                    .clone(),
             }
         }
     }
@@ -828,7 +842,7 @@ mod cinder {
         };
         let cinder = Cinder::new(&ctx);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
-        let cube = shapes::cuboid(Vec3::splat(0.3)).mesh().clone();
+        let cube = shapes::cuboid(Vec3::splat(0.3)).unwrap().mesh().clone();
         let mut poses: Vec<Pose> = (0..100)
             .map(|k| {
                 // Small tilts about every axis and a z jitter: boxes that are only spun about z

@@ -42,11 +42,11 @@ fn adaptive_opts(tol: f64) -> AdaptiveOptions {
 #[test]
 fn adaptive_split_gradient_matches_finite_differences() {
     let mut rng = ChaCha8Rng::seed_from_u64(21);
-    let a = cuboid(Vec3::new(0.5, 0.5, 0.25));
+    let a = cuboid(Vec3::new(0.5, 0.5, 0.25)).unwrap();
     let shapes = [
-        cuboid(Vec3::new(0.3, 0.2, 0.15)),
-        cuboid(Vec3::new(0.25, 0.25, 0.25)),
-        icosphere(0.3, 2),
+        cuboid(Vec3::new(0.3, 0.2, 0.15)).unwrap(),
+        cuboid(Vec3::new(0.25, 0.25, 0.25)).unwrap(),
+        icosphere(0.3, 2).unwrap(),
     ];
     let (tol, eps) = (1e-3, 2e-3);
     let (mut worst, mut worst_uniform) = (0.0f64, 0.0f64);
@@ -133,8 +133,8 @@ fn adaptive_split_gradient_matches_finite_differences() {
 /// simulation's contacts being `split_mesh_volume` of a uniform query.
 #[test]
 fn uniform_results_unchanged() {
-    let a = cuboid(Vec3::splat(0.5));
-    let b = icosphere(0.3, 2);
+    let a = cuboid(Vec3::splat(0.5)).unwrap();
+    let b = icosphere(0.3, 2).unwrap();
     let uv = UniformVolume::new(&a, &b);
     let b_to_a = pose(DQuat::from_rotation_x(0.3), DVec3::new(0.1, 0.2, 0.7));
     let opts = UniformOptions {
@@ -219,7 +219,7 @@ fn box_rests_on_box_with_adaptive_contacts() {
     let mat = Material::new(0.6, 0.0);
     add_fixed(
         &mut sim,
-        cuboid(Vec3::new(2.0, 2.0, 0.5)),
+        cuboid(Vec3::new(2.0, 2.0, 0.5)).unwrap(),
         DVec3::new(0.0, 0.0, -0.5),
         DQuat::IDENTITY,
         mat,
@@ -227,7 +227,7 @@ fn box_rests_on_box_with_adaptive_contacts() {
     let q0 = DQuat::from_rotation_z(0.3);
     let b = add_dynamic(
         &mut sim,
-        cuboid(Vec3::new(0.5, 0.4, 0.3)),
+        cuboid(Vec3::new(0.5, 0.4, 0.3)).unwrap(),
         500.0,
         DVec3::new(0.2, -0.1, 0.305),
         q0 * DQuat::from_rotation_x(0.01),
@@ -338,7 +338,7 @@ fn adaptive_box_pair_matches_analytic_volume_and_gradient() {
             rng.random_range(-0.8..0.8),
         );
         // The meshes are f32: the oracle uses the rounded half extents.
-        let (a, b) = (cuboid(ha.as_vec3()), cuboid(hb.as_vec3()));
+        let (a, b) = (cuboid(ha.as_vec3()).unwrap(), cuboid(hb.as_vec3()).unwrap());
         let ha = ha.as_vec3().as_dvec3();
         let mut hb = hb.as_vec3().as_dvec3();
         // World half extents of the turned B.
@@ -399,8 +399,11 @@ fn adaptive_box_pair_matches_analytic_volume_and_gradient() {
 #[test]
 fn adaptive_agrees_with_uniform_within_tolerance() {
     let mut rng = ChaCha8Rng::seed_from_u64(8);
-    let a = cuboid(Vec3::new(0.5, 0.4, 0.3));
-    let shapes = [cuboid(Vec3::new(0.3, 0.2, 0.15)), icosphere(0.3, 2)];
+    let a = cuboid(Vec3::new(0.5, 0.4, 0.3)).unwrap();
+    let shapes = [
+        cuboid(Vec3::new(0.3, 0.2, 0.15)).unwrap(),
+        icosphere(0.3, 2).unwrap(),
+    ];
     let tol = 2e-4;
     let sampling = AdaptiveSampling {
         tolerance: Tolerance::Absolute(tol),
@@ -463,8 +466,8 @@ fn adaptive_agrees_with_uniform_within_tolerance() {
 #[test]
 fn adaptive_touching_nested_and_bad_input() {
     // Dyadic sizes: the f32 meshes are exact, so the faces really touch.
-    let big = cuboid(Vec3::splat(0.5));
-    let small = cuboid(Vec3::new(0.125, 0.1875, 0.25));
+    let big = cuboid(Vec3::splat(0.5)).unwrap();
+    let small = cuboid(Vec3::new(0.125, 0.1875, 0.25)).unwrap();
     for (t, what) in [
         (DVec3::new(0.0, 0.0, 0.75), "top face on top face"),
         (DVec3::new(0.625, 0.25, 0.0), "side faces"),
@@ -534,8 +537,8 @@ fn adaptive_touching_nested_and_bad_input() {
 /// overlap box, its overlap is an axis-aligned box that three rays measure exactly.)
 #[test]
 fn adaptive_budget_is_used_and_respected() {
-    let slab = cuboid(Vec3::new(2.0, 2.0, 0.05));
-    let cube = cuboid(Vec3::splat(0.1));
+    let slab = cuboid(Vec3::new(2.0, 2.0, 0.05)).unwrap();
+    let cube = cuboid(Vec3::splat(0.1)).unwrap();
     let d = 0.05;
     let q = DQuat::from_rotation_arc(DVec3::splat(-1.0).normalize(), DVec3::NEG_Z);
     let exact = d * d * d * 27f64.sqrt() / 6.0;
@@ -599,15 +602,16 @@ fn adaptive_budget_is_used_and_respected() {
 /// finds its exact volume (0.5 × 4 × 2 mm³) and the wall's gradient (+x, 4 × 2 mm²).
 #[test]
 fn adaptive_sees_tiny_bump_that_uniform_misses() {
-    let slab = cuboid(Vec3::new(2.0, 2.0, 0.05));
-    let bump = cuboid(Vec3::new(0.002, 0.002, 0.001));
-    let cube = cuboid(Vec3::splat(0.1));
+    let slab = cuboid(Vec3::new(2.0, 2.0, 0.05)).unwrap();
+    let bump = cuboid(Vec3::new(0.002, 0.002, 0.001)).unwrap();
+    let cube = cuboid(Vec3::splat(0.1)).unwrap();
     let mut counts = Vec::new();
     for sampling in [
         VolumeMethod::Uniform {
             spacing: MeshSpacing::Absolute(0.01),
         },
         adaptive(Tolerance::Relative(1e-4), 512),
+        VolumeMethod::Exact,
     ] {
         let mut sim = pair_simulation(sampling);
         let s = fixed_at(&mut sim, &slab, DVec3::new(0.0, 0.0, -0.05));
@@ -643,7 +647,7 @@ fn adaptive_sees_tiny_bump_that_uniform_misses() {
                 assert!(bump_pair.is_none_or(|p| p.parts.is_empty() && p.volume == 0.0));
                 assert_eq!(touching, 1);
             }
-            VolumeMethod::Adaptive(_) => {
+            VolumeMethod::Adaptive(_) | VolumeMethod::Exact => {
                 let bump_pair = bump_pair.expect("the bump pair interferes");
                 let (v, lin) = (bump_pair.volume, bump_pair.linear);
                 // With the f32 half extents of the meshes.
@@ -681,9 +685,9 @@ fn cube_slides_over_slab_and_hits_tiny_bump() {
             crate::world_settings(1.0 / 240.0, 2, DVec3::new(0.0, -9.81, 0.0)),
             sampling,
         );
-        let slab = cuboid(Vec3::new(1.0, 0.05, 0.5));
-        let bump = cuboid(Vec3::new(0.002, 0.001, 0.002));
-        let cube = crate::shape(cuboid(Vec3::splat(0.1)));
+        let slab = cuboid(Vec3::new(1.0, 0.05, 0.5)).unwrap();
+        let bump = cuboid(Vec3::new(0.002, 0.001, 0.002)).unwrap();
+        let cube = crate::shape(cuboid(Vec3::splat(0.1)).unwrap());
         let frictionless = Material::new(0.0, 0.0);
         // The cube first makes it A of both its pairs (the plugin's order for a dynamic body
         // spawned before the static ones): the adaptive query then runs in the static body's

@@ -64,9 +64,9 @@ fn totals(
 fn adaptive_pair_frame_swap_is_consistent() {
     let mut rng = ChaCha8Rng::seed_from_u64(77);
     let shapes = [
-        cuboid(Vec3::new(0.5, 0.1, 0.4)),
-        cuboid(Vec3::new(0.15, 0.2, 0.1)),
-        icosphere(0.2, 2),
+        cuboid(Vec3::new(0.5, 0.1, 0.4)).unwrap(),
+        cuboid(Vec3::new(0.15, 0.2, 0.1)).unwrap(),
+        icosphere(0.2, 2).unwrap(),
     ];
     let s = sampling(1e-4, 1 << 20);
     let (mut in_a, mut in_b, mut worst) = (0, 0, 0.0f64);
@@ -143,8 +143,8 @@ fn adaptive_pair_frame_swap_is_consistent() {
 /// magnitude too large in the plugin's sliding-cube example.)
 #[test]
 fn tipped_cube_on_slab_is_sampled_in_the_slab_frame() {
-    let cube = cuboid(Vec3::splat(0.1));
-    let slab = cuboid(Vec3::new(1.0, 0.05, 0.5));
+    let cube = cuboid(Vec3::splat(0.1)).unwrap();
+    let slab = cuboid(Vec3::new(1.0, 0.05, 0.5)).unwrap();
     let s = sampling(1e-4, 512);
     let slab_pose = pose(DQuat::IDENTITY, DVec3::new(0.3, -0.05, 0.0));
     for (theta, d) in [(0.02, 2e-4), (0.05, 5e-4), (0.1, 1e-3), (0.2, 2e-3)] {

@@ -63,7 +63,7 @@ impl Pile {
         .unwrap();
         let outer = cfg.bin_half + 2.0 * WALL;
         let mut fixed = |half: DVec3, at: DVec3, mu: f64| {
-            let shape = Arc::new(MeshShape::new(cuboid(half.as_vec3())).unwrap());
+            let shape = Arc::new(MeshShape::new(cuboid(half.as_vec3()).unwrap()).unwrap());
             let body = RigidBody::fixed(at, DQuat::IDENTITY)
                 .unwrap()
                 .with_material(Material::new(mu, 0.0));
@@ -105,7 +105,7 @@ impl Pile {
                 return;
             }
             let half = DVec3::from_array(SIZES[self.spawned % 3]);
-            let shape = Arc::new(MeshShape::new(cuboid(half.as_vec3())).unwrap());
+            let shape = Arc::new(MeshShape::new(cuboid(half.as_vec3()).unwrap()).unwrap());
             let jit = |r: &mut ChaCha8Rng| r.random_range(-0.015..0.015);
             let at = DVec3::new(
                 (j % n) as f64 * cfg.spacing - offset + jit(&mut self.rng),

@@ -285,7 +285,7 @@ mod tests {
     #[test]
     fn node_layout_is_32_bytes() {
         assert_eq!(std::mem::size_of::<BalancedNode>(), 32);
-        let tree = BalancedTree::build(&shapes::cuboid(Vec3::ONE));
+        let tree = BalancedTree::build(&shapes::cuboid(Vec3::ONE).unwrap());
         assert_eq!(tree.node_bytes().len(), 32 * tree.nodes().len());
         let back: &[BalancedNode] = bytemuck::cast_slice(tree.node_bytes());
         assert_eq!(back, tree.nodes());
@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn structure_for_many_sizes() {
         // Triangle counts 1..=40 cover every remainder pattern of the ceil rule.
-        let sphere = shapes::icosphere(1.0, 1);
+        let sphere = shapes::icosphere(1.0, 1).unwrap();
         for n in 1..=40usize {
             let tris: Vec<[u32; 3]> = sphere.triangles()[..n].to_vec();
             let mesh = TriMesh::new(sphere.vertices().to_vec(), tris).unwrap();
@@ -306,8 +306,10 @@ mod tests {
             );
         }
         for mesh in [
-            shapes::torus(1.0, 0.3, 24, 11).into_mesh(),
-            shapes::bumpy_sphere(1.0, 0.3, 4.0, 3, 7).into_mesh(),
+            shapes::torus(1.0, 0.3, 24, 11).unwrap().into_mesh(),
+            shapes::bumpy_sphere(1.0, 0.3, 4.0, 3, 7)
+                .unwrap()
+                .into_mesh(),
         ] {
             check_structure(&mesh, &BalancedTree::build(&mesh));
         }
@@ -330,7 +332,7 @@ mod tests {
     #[test]
     fn siblings_are_coherent() {
         // Pairing in median order must give much tighter parent boxes than a random order.
-        let mesh = shapes::icosphere(1.0, 3).into_mesh();
+        let mesh = shapes::icosphere(1.0, 3).unwrap().into_mesh();
         let tree = BalancedTree::build(&mesh);
         let area = |b: Aabb| {
             let s = b.size();

@@ -425,11 +425,17 @@ mod tests {
 
     fn meshes() -> Vec<TriMesh> {
         vec![
-            shapes::icosphere(1.0, 2).into_mesh(),
-            shapes::torus(1.0, 0.35, 16, 8).into_mesh(),
-            shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 7).into_mesh(),
-            shapes::cuboid(Vec3::new(1.0, 0.5, 0.7)).into_mesh(),
-            shapes::subdivided_cuboid(Vec3::new(0.8, 0.6, 0.4), 3).into_mesh(),
+            shapes::icosphere(1.0, 2).unwrap().into_mesh(),
+            shapes::torus(1.0, 0.35, 16, 8).unwrap().into_mesh(),
+            shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 7)
+                .unwrap()
+                .into_mesh(),
+            shapes::cuboid(Vec3::new(1.0, 0.5, 0.7))
+                .unwrap()
+                .into_mesh(),
+            shapes::subdivided_cuboid(Vec3::new(0.8, 0.6, 0.4), 3)
+                .unwrap()
+                .into_mesh(),
         ]
     }
 
@@ -488,8 +494,12 @@ mod tests {
         }
         // Face contact between boxes, exactly: translation by the sum of half extents, and an
         // exact quarter turn (a permutation matrix) before it.
-        let a = shapes::subdivided_cuboid(Vec3::new(0.5, 0.25, 0.75), 2).into_mesh();
-        let b = shapes::cuboid(Vec3::new(0.25, 0.5, 0.125)).into_mesh();
+        let a = shapes::subdivided_cuboid(Vec3::new(0.5, 0.25, 0.75), 2)
+            .unwrap()
+            .into_mesh();
+        let b = shapes::cuboid(Vec3::new(0.25, 0.5, 0.125))
+            .unwrap()
+            .into_mesh();
         let (ta, tb) = (ObbTree::build(&a), ObbTree::build(&b));
         let quarter = DMat3::from_cols(DVec3::X, DVec3::Z, -DVec3::Y);
         for (rotation, dx) in [
@@ -523,15 +533,19 @@ mod tests {
     fn nested_and_far_from_the_origin() {
         let mut rng = ChaCha8Rng::seed_from_u64(21);
         // A small sphere deep inside a torus-free big sphere: no triangle boxes meet.
-        let big = shapes::icosphere(3.0, 2).into_mesh();
-        let small = shapes::bumpy_sphere(0.5, 0.2, 3.0, 2, 3).into_mesh();
+        let big = shapes::icosphere(3.0, 2).unwrap().into_mesh();
+        let small = shapes::bumpy_sphere(0.5, 0.2, 3.0, 2, 3)
+            .unwrap()
+            .into_mesh();
         let (tbig, tsmall) = (ObbTree::build(&big), ObbTree::build(&small));
         let (pairs, _) = check(&big, &small, &tbig, &tsmall, &random_pose(&mut rng, 0.3));
         assert_eq!(pairs, 0);
         // Both meshes a million units from the origin.
         let offset = crate::pose::Pose::from_translation(Vec3::new(1.0e6, -2.0e6, 5.0e5));
-        let a = shapes::torus(1.0, 0.35, 16, 8).transformed(&offset);
-        let b = shapes::icosphere(0.8, 2).transformed(&offset);
+        let a = shapes::torus(1.0, 0.35, 16, 8)
+            .unwrap()
+            .transformed(&offset);
+        let b = shapes::icosphere(0.8, 2).unwrap().transformed(&offset);
         let (ta, tb) = (ObbTree::build(&a), ObbTree::build(&b));
         check_structure(&a, &ta);
         for _ in 0..10 {
@@ -549,7 +563,7 @@ mod tests {
     #[test]
     #[ignore = "timing; run with --release -- --ignored --nocapture"]
     fn build_time_20k_sphere() {
-        let mesh = shapes::icosphere(1.0, 5).into_mesh();
+        let mesh = shapes::icosphere(1.0, 5).unwrap().into_mesh();
         let start = std::time::Instant::now();
         let tree = ObbTree::build(&mesh);
         let build = start.elapsed();

@@ -168,20 +168,26 @@ fn random_poses_match_brute_force() {
     let mut rng = ChaCha8Rng::seed_from_u64(31);
     let cases = [
         Case::new(
-            shapes::icosphere(1.0, 2).into_mesh(),
-            shapes::torus(0.9, 0.35, 16, 8).into_mesh(),
+            shapes::icosphere(1.0, 2).unwrap().into_mesh(),
+            shapes::torus(0.9, 0.35, 16, 8).unwrap().into_mesh(),
         ),
         Case::new(
-            shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 5).into_mesh(),
-            shapes::bumpy_sphere(0.8, 0.4, 5.0, 2, 9).into_mesh(),
+            shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 5)
+                .unwrap()
+                .into_mesh(),
+            shapes::bumpy_sphere(0.8, 0.4, 5.0, 2, 9)
+                .unwrap()
+                .into_mesh(),
         ),
         Case::new(
-            shapes::torus(1.0, 0.3, 12, 10).into_mesh(),
-            shapes::torus(0.8, 0.25, 14, 7).into_mesh(),
+            shapes::torus(1.0, 0.3, 12, 10).unwrap().into_mesh(),
+            shapes::torus(0.8, 0.25, 14, 7).unwrap().into_mesh(),
         ),
         Case::new(
-            shapes::cuboid(Vec3::new(1.0, 0.5, 0.25)).into_mesh(),
-            shapes::icosphere(0.7, 2).into_mesh(),
+            shapes::cuboid(Vec3::new(1.0, 0.5, 0.25))
+                .unwrap()
+                .into_mesh(),
+            shapes::icosphere(0.7, 2).unwrap().into_mesh(),
         ),
     ];
     let (mut nonempty, mut empty) = (0, 0);
@@ -209,13 +215,13 @@ fn random_poses_match_brute_force() {
 fn identical_pose_and_touching_contacts() {
     // The same mesh at the identity: every triangle meets itself and its neighbours.
     let sphere = Case::new(
-        shapes::icosphere(1.0, 2).into_mesh(),
-        shapes::icosphere(1.0, 2).into_mesh(),
+        shapes::icosphere(1.0, 2).unwrap().into_mesh(),
+        shapes::icosphere(1.0, 2).unwrap().into_mesh(),
     );
     let (hits, _, _) = sphere.check(&DPose::IDENTITY);
     assert!(hits >= 320 * 4);
 
-    let cube = || shapes::cuboid(Vec3::ONE).into_mesh();
+    let cube = || shapes::cuboid(Vec3::ONE).unwrap().into_mesh();
     let cubes = Case::new(cube(), cube());
     // Face to face on x = 1 (exact), also with B turned a quarter about x (x stays exact).
     for rot in [
@@ -236,7 +242,7 @@ fn identical_pose_and_touching_contacts() {
     assert_eq!(hits, 0);
     // Sphere resting on the cube's top face at a vertex of the icosphere (the pole (0, 1, 0)
     // is not a vertex; its vertices lie on the unit sphere, so put the lowest one on y = 1).
-    let ico = shapes::icosphere(1.0, 2).into_mesh();
+    let ico = shapes::icosphere(1.0, 2).unwrap().into_mesh();
     let low = ico
         .vertices()
         .iter()
@@ -255,8 +261,8 @@ fn identical_pose_and_touching_contacts() {
 #[test]
 fn deep_and_shallow_trees_and_huge_coordinates() {
     let mut rng = ChaCha8Rng::seed_from_u64(32);
-    let cube = shapes::cuboid(Vec3::splat(0.3)).into_mesh();
-    let sphere = shapes::icosphere(1.0, 4).into_mesh(); // 5120 triangles
+    let cube = shapes::cuboid(Vec3::splat(0.3)).unwrap().into_mesh();
+    let sphere = shapes::icosphere(1.0, 4).unwrap().into_mesh(); // 5120 triangles
     let shallow_deep = Case::new(cube.clone(), sphere.clone());
     let deep_shallow = Case::new(sphere, cube);
     assert!(shallow_deep.tb.depth() >= shallow_deep.ta.depth() + 8);
@@ -272,8 +278,12 @@ fn deep_and_shallow_trees_and_huge_coordinates() {
 
     // Far from the origin and large: the margins scale with the coordinates.
     let far = Pose::from_translation(Vec3::new(1.0e6, -2.0e6, 3.0e5));
-    let a = shapes::icosphere(1000.0, 2).into_mesh().transformed(&far);
+    let a = shapes::icosphere(1000.0, 2)
+        .unwrap()
+        .into_mesh()
+        .transformed(&far);
     let b = shapes::torus(900.0, 300.0, 14, 8)
+        .unwrap()
         .into_mesh()
         .transformed(&far);
     let big = Case::new(a, b);
@@ -298,8 +308,8 @@ fn deep_and_shallow_trees_and_huge_coordinates() {
 #[test]
 fn disjoint_objects_stop_at_the_roots() {
     let case = Case::new(
-        shapes::icosphere(1.0, 2).into_mesh(),
-        shapes::torus(1.0, 0.3, 12, 8).into_mesh(),
+        shapes::icosphere(1.0, 2).unwrap().into_mesh(),
+        shapes::torus(1.0, 0.3, 12, 8).unwrap().into_mesh(),
     );
     let pose = Pose::from_translation(Vec3::new(5.0, 0.0, 0.0)).to_f64();
     assert_eq!(case.check(&pose).0, 0);
@@ -320,8 +330,8 @@ fn disjoint_objects_stop_at_the_roots() {
 #[test]
 fn capacity_overflow_is_an_error() {
     let case = Case::new(
-        shapes::icosphere(1.0, 2).into_mesh(),
-        shapes::icosphere(1.0, 2).into_mesh(),
+        shapes::icosphere(1.0, 2).unwrap().into_mesh(),
+        shapes::icosphere(1.0, 2).unwrap().into_mesh(),
     );
     let pose = Pose::from_rotation(Quat::from_rotation_y(0.3)).to_f64();
     let out = bfs::traverse(
@@ -373,8 +383,8 @@ fn capacity_overflow_is_an_error() {
 #[test]
 fn kernels_ignore_bad_pairs_without_panicking() {
     let case = Case::new(
-        shapes::cuboid(Vec3::ONE).into_mesh(),
-        shapes::icosphere(1.0, 1).into_mesh(),
+        shapes::cuboid(Vec3::ONE).unwrap().into_mesh(),
+        shapes::icosphere(1.0, 1).unwrap().into_mesh(),
     );
     let sat = super::SatLite::new(&DPose::IDENTITY);
     let levels = bfs::StepLevels::new(&case.ta, &case.tb, 1);
@@ -450,8 +460,10 @@ fn run_sequence(case: &Case, poses: &[DPose], entrance: &mut EntranceLevel) -> (
 #[test]
 fn entrance_level_gives_identical_results() {
     let case = Case::new(
-        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 3).into_mesh(),
-        shapes::torus(0.9, 0.3, 16, 8).into_mesh(),
+        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 3)
+            .unwrap()
+            .into_mesh(),
+        shapes::torus(0.9, 0.3, 16, 8).unwrap().into_mesh(),
     );
     // Approach from afar (empty lists recorded and reused), then tumble in contact, with one
     // teleport in the middle.
@@ -494,8 +506,10 @@ fn entrance_level_gives_identical_results() {
     run_sequence(&case, &poses[80..81], &mut e);
     assert!(e.stored_step().is_some());
     let other = Case::new(
-        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 4).into_mesh(),
-        shapes::torus(0.9, 0.3, 16, 8).into_mesh(),
+        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 4)
+            .unwrap()
+            .into_mesh(),
+        shapes::torus(0.9, 0.3, 16, 8).unwrap().into_mesh(),
     );
     assert_eq!(run_sequence(&other, &poses[80..81], &mut e), (0, 1));
 }
@@ -505,7 +519,7 @@ fn entrance_level_gives_identical_results() {
 #[test]
 #[ignore]
 fn timing_dfs_all_pairs_20k_spheres() {
-    let sphere = shapes::icosphere(1.0, 5).into_mesh(); // 20480 triangles
+    let sphere = shapes::icosphere(1.0, 5).unwrap().into_mesh(); // 20480 triangles
     let t0 = std::time::Instant::now();
     let tree = BalancedTree::build(&sphere);
     let build = t0.elapsed();

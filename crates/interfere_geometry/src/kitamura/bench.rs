@@ -38,7 +38,8 @@ pub struct SphereBench {
 pub fn converging_spheres(faces: usize) -> Result<[MovingMesh; 2], KitamuraError> {
     let s = ((faces as f64).sqrt().round() as u32).clamp(4, 2048);
     let s = s + s % 2;
-    let sphere = uv_sphere(1.0, s, s / 2);
+    let sphere = uv_sphere(1.0, s, s / 2)
+        .expect("a unit sphere with 4..=2048 segments is within the generator's limits");
     let turn = 3f64.to_radians();
     let pose = |x: f64, angle: f64| DPose {
         rotation: DMat3::from_rotation_y(angle) * DMat3::from_rotation_z(angle),

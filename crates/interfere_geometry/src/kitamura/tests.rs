@@ -226,7 +226,10 @@ fn random_rotation(rng: &mut ChaCha8Rng) -> DMat3 {
 /// `n` small objects near the origin, each moving (and, when `deform`, every vertex jittered
 /// independently at `t_{i+1}`).
 fn random_scene(rng: &mut ChaCha8Rng, n: usize, deform: bool) -> Vec<MovingMesh> {
-    let shapes = [icosphere(0.5, 1), cuboid(Vec3::new(0.6, 0.3, 0.15))];
+    let shapes = [
+        icosphere(0.5, 1).unwrap(),
+        cuboid(Vec3::new(0.6, 0.3, 0.15)).unwrap(),
+    ];
     (0..n)
         .map(|k| {
             let mesh = &shapes[k % shapes.len()];
@@ -375,7 +378,7 @@ fn swept_detection_contains_static_intersections() {
 fn touching_objects_are_reported() {
     // Two unit cubes sharing a face plane, static: the static test finds touching pairs, so the
     // swept test must too.
-    let cube = cuboid(Vec3::splat(0.5));
+    let cube = cuboid(Vec3::splat(0.5)).unwrap();
     let left = DPose::IDENTITY;
     let right = DPose {
         rotation: DMat3::IDENTITY,
@@ -394,8 +397,8 @@ fn touching_objects_are_reported() {
 
 #[test]
 fn fast_thin_plate_crossing_sphere_is_caught() {
-    let sphere = icosphere(1.0, 2);
-    let plate = cuboid(Vec3::new(0.01, 0.5, 0.5));
+    let sphere = icosphere(1.0, 2).unwrap();
+    let plate = cuboid(Vec3::new(0.01, 0.5, 0.5)).unwrap();
     let still = DPose::IDENTITY;
     let at = |x: f64| DPose {
         rotation: DMat3::IDENTITY,
@@ -426,7 +429,7 @@ fn fast_thin_plate_crossing_sphere_is_caught() {
 
 #[test]
 fn far_apart_objects_have_no_regions() {
-    let s = icosphere(0.5, 1);
+    let s = icosphere(0.5, 1).unwrap();
     let p = |x: f64| DPose {
         rotation: DMat3::IDENTITY,
         translation: DVec3::new(x, 0.0, 0.0),

@@ -40,9 +40,9 @@ fn longest_overlap_axis(a: &crate::Solid, b: &crate::Solid, p: &DPose) -> usize 
 fn one_axis_pass_is_the_uniform_axis_estimate_on_the_longest_axis() {
     let mut rng = ChaCha8Rng::seed_from_u64(31);
     let solids = [
-        shapes::cuboid(Vec3::new(1.0, 0.8, 0.6)),
-        shapes::torus(1.0, 0.4, 24, 12),
-        shapes::bumpy_sphere(1.0, 0.15, 3.0, 2, 5),
+        shapes::cuboid(Vec3::new(1.0, 0.8, 0.6)).unwrap(),
+        shapes::torus(1.0, 0.4, 24, 12).unwrap(),
+        shapes::bumpy_sphere(1.0, 0.15, 3.0, 2, 5).unwrap(),
     ];
     let mut sampled = 0;
     for (i, a) in solids.iter().enumerate() {
@@ -89,7 +89,7 @@ fn one_axis_pass_is_the_uniform_axis_estimate_on_the_longest_axis() {
 
     // Two slabs long along y, then along z: the lines run along the long axis.
     for (half, axis) in [(Vec3::new(0.5, 2.0, 0.7), 1), (Vec3::new(0.6, 0.5, 3.0), 2)] {
-        let s = shapes::cuboid(half);
+        let s = shapes::cuboid(half).unwrap();
         let uv = UniformVolume::new(&s, &s);
         let p = shift(DVec3::new(0.3, 0.2, 0.1));
         let one = uv.volume_only(&p, &one_axis(0, 8, None)).unwrap();
@@ -107,7 +107,10 @@ fn one_axis_pass_is_the_uniform_axis_estimate_on_the_longest_axis() {
 fn one_axis_tolerance_is_met_on_exact_volumes() {
     let mut rng = ChaCha8Rng::seed_from_u64(8);
     let (ha, hb) = (DVec3::new(1.0, 0.8, 0.6), DVec3::new(0.7, 0.5, 0.9));
-    let (a, b) = (shapes::cuboid(ha.as_vec3()), shapes::cuboid(hb.as_vec3()));
+    let (a, b) = (
+        shapes::cuboid(ha.as_vec3()).unwrap(),
+        shapes::cuboid(hb.as_vec3()).unwrap(),
+    );
     let uv = UniformVolume::new(&a, &b);
     for tol in [1e-2, 2e-3] {
         let (mut cases, mut within, mut plain_over) = (0, 0, 0);
@@ -147,7 +150,7 @@ fn one_axis_tolerance_is_met_on_exact_volumes() {
 
     // A sphere lens (its length function goes to zero at the rim): the polyhedron is not the
     // ball, so the tolerance is checked on top of its own 0.3 % deviation.
-    let s = shapes::icosphere(1.0, 3);
+    let s = shapes::icosphere(1.0, 3).unwrap();
     let radius = (3.0 * s.volume() / (4.0 * std::f64::consts::PI)).cbrt();
     let us = UniformVolume::new(&s, &s);
     for d in [0.6, 1.0, 1.4] {
@@ -167,7 +170,7 @@ fn one_axis_tolerance_is_met_on_exact_volumes() {
 /// the last pass with the tolerance reported unmet; nothing to sample is zero, tolerance met.
 #[test]
 fn one_axis_refuses_bad_input_and_reports_an_unmet_tolerance() {
-    let c = shapes::cuboid(Vec3::splat(1.0));
+    let c = shapes::cuboid(Vec3::splat(1.0)).unwrap();
     let uv = UniformVolume::new(&c, &c);
     let p = DPose {
         rotation: DMat3::from_rotation_z(0.5),

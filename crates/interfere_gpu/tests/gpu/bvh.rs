@@ -268,11 +268,17 @@ fn gpu_triangle_pairs_match_exact_on_random_poses() {
         return;
     };
     let meshes = vec![
-        shapes::icosphere(1.0, 2).into_mesh(),
-        shapes::torus(1.0, 0.35, 24, 10).into_mesh(),
-        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 5).into_mesh(),
-        shapes::cuboid(Vec3::new(0.8, 0.5, 1.2)).into_mesh(),
-        shapes::subdivided_cuboid(Vec3::new(0.7, 0.9, 0.6), 4).into_mesh(),
+        shapes::icosphere(1.0, 2).unwrap().into_mesh(),
+        shapes::torus(1.0, 0.35, 24, 10).unwrap().into_mesh(),
+        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 5)
+            .unwrap()
+            .into_mesh(),
+        shapes::cuboid(Vec3::new(0.8, 0.5, 1.2))
+            .unwrap()
+            .into_mesh(),
+        shapes::subdivided_cuboid(Vec3::new(0.7, 0.9, 0.6), 4)
+            .unwrap()
+            .into_mesh(),
     ];
     let mut rng = ChaCha8Rng::seed_from_u64(2004);
     let mut tally = Tally::default();
@@ -359,10 +365,10 @@ fn gpu_triangle_pairs_adversarial_scenes() {
     let Some(k) = kernels("gpu_triangle_pairs_adversarial_scenes") else {
         return;
     };
-    let cube = shapes::subdivided_cuboid(Vec3::ONE, 3).into_mesh();
-    let sphere = shapes::icosphere(1.0, 2).into_mesh();
-    let small = shapes::icosphere(0.3, 2).into_mesh();
-    let bumpy = shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 9);
+    let cube = shapes::subdivided_cuboid(Vec3::ONE, 3).unwrap().into_mesh();
+    let sphere = shapes::icosphere(1.0, 2).unwrap().into_mesh();
+    let small = shapes::icosphere(0.3, 2).unwrap().into_mesh();
+    let bumpy = shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 9).unwrap();
     let far = Vec3::new(1.0e4, -2.0e4, 5.0e3);
     let bumpy_far = TriMesh::new(
         bumpy.vertices().iter().map(|&v| v + far).collect(),
@@ -446,8 +452,10 @@ fn gpu_entrance_level_equals_root_start() {
         return;
     };
     let meshes = vec![
-        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 3).into_mesh(),
-        shapes::torus(1.0, 0.35, 24, 10).into_mesh(),
+        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 3)
+            .unwrap()
+            .into_mesh(),
+        shapes::torus(1.0, 0.35, 24, 10).unwrap().into_mesh(),
     ];
     let set = upload(&k, &meshes);
     let mut entrance = GpuEntranceLevel::fixed(3, 0.05);
@@ -511,7 +519,7 @@ fn gpu_triangle_query_errors_are_typed() {
     let Some(k) = kernels("gpu_triangle_query_errors_are_typed") else {
         return;
     };
-    let meshes = vec![shapes::icosphere(1.0, 2).into_mesh()];
+    let meshes = vec![shapes::icosphere(1.0, 2).unwrap().into_mesh()];
     let set = upload(&k, &meshes);
     let touching = ObjectPair {
         a: 0,
@@ -561,7 +569,7 @@ fn gpu_triangle_query_errors_are_typed() {
         Err(GpuError::InvalidInput { .. })
     ));
     // A tree that does not belong to the mesh.
-    let other = shapes::icosphere(1.0, 1).into_mesh();
+    let other = shapes::icosphere(1.0, 1).unwrap().into_mesh();
     let tree = BalancedTree::build(&other);
     assert!(matches!(
         GpuMeshSet::upload(&k.ctx, &[(&meshes[0], &tree)]),
@@ -588,7 +596,7 @@ fn gpu_kernel_timings_follow_the_adapter() {
     let Some(k) = kernels("gpu_kernel_timings_follow_the_adapter") else {
         return;
     };
-    let meshes = vec![shapes::icosphere(1.0, 2).into_mesh()];
+    let meshes = vec![shapes::icosphere(1.0, 2).unwrap().into_mesh()];
     let set = upload(&k, &meshes);
     let pair = ObjectPair {
         a: 0,

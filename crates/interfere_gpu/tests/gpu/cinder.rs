@@ -70,8 +70,8 @@ fn cinder_offset_touching_is_not_interference() {
         return;
     };
     let cinder = Cinder::new(&ctx);
-    let small = shapes::cuboid(Vec3::splat(0.5));
-    let big = shapes::cuboid(Vec3::new(1.0, 2.0, 2.0));
+    let small = shapes::cuboid(Vec3::splat(0.5)).unwrap();
+    let big = shapes::cuboid(Vec3::new(1.0, 2.0, 2.0)).unwrap();
     let tilt = Quat::from_rotation_x(0.7);
     // `big` spans x in [-1, 1]; the small cube rests on its +x face.
     let touching = [
@@ -198,7 +198,7 @@ fn cinder_localize_points_inside_and_on_edges() {
         )
         .normalize_or(Vec3::X);
         let pose_b = Pose::new(rot(&mut rng), dir * rng.random_range(0.6..1.8));
-        let (ma, mb) = (shapes::cuboid(ha), shapes::cuboid(hb));
+        let (ma, mb) = (shapes::cuboid(ha).unwrap(), shapes::cuboid(hb).unwrap());
         let objects = [object(&ma, &pose_a), object(&mb, &pose_b)];
         let interferes = cpu_interferes(&ma, &pose_a, &mb, &pose_b);
         let options = CinderOptions {
@@ -264,8 +264,8 @@ fn cinder_localize_points_inside_and_on_edges() {
     }
     assert!(located > 0);
     // Nested spheres: only the small one's edges are inside the big one.
-    let big = shapes::icosphere(2.0, 2);
-    let small = shapes::icosphere(0.3, 2);
+    let big = shapes::icosphere(2.0, 2).unwrap();
+    let small = shapes::icosphere(0.3, 2).unwrap();
     let inner = Pose::from_translation(Vec3::new(0.5, -0.4, 0.6));
     let objects = [object(&big, &Pose::IDENTITY), object(&small, &inner)];
     assert!(
@@ -308,13 +308,15 @@ fn cinder_second_view_catches_what_z_misses() {
     };
     let cinder = Cinder::new(&ctx);
     let resolution = 64;
-    let block = shapes::cuboid(Vec3::ONE);
+    let block = shapes::cuboid(Vec3::ONE).unwrap();
     // Pixel corners of the z view of the overlap [-1, 1]²: -1 + i / 32.
     let (px, py) = (-1.0 + 40.0 / 32.0, -1.0 + 12.0 / 32.0);
     let pillar = shapes::cuboid(Vec3::new(0.001, 0.001, 1.5))
+        .unwrap()
         .mesh()
         .transformed(&Pose::from_translation(Vec3::new(px, py, 0.0)));
     let plate = shapes::cuboid(Vec3::new(1.2, 1.2, 0.05))
+        .unwrap()
         .mesh()
         .transformed(&Pose::from_translation(Vec3::new(0.0, 0.0, 1.85)));
     let pin = TriMesh::merge(&[&pillar, &plate]).unwrap();
@@ -435,7 +437,7 @@ fn cinder_scene_of_200_boxes_matches_cpu() {
             rng.random_range(-3.0..3.0),
         );
         let pose = Pose::new(rotation, cell + jitter);
-        let mesh = shapes::cuboid(half).mesh().transformed(&pose);
+        let mesh = shapes::cuboid(half).unwrap().mesh().transformed(&pose);
         let axes = [Vec3::X, Vec3::Y, Vec3::Z].map(|e| (rotation * e).as_dvec3());
         corners.push((
             mesh.vertices()

@@ -197,7 +197,7 @@ fn run_box_scene(ctx: &GpuContext, cinder: &Cinder, resolution: u32, views: Cind
     let scene = box_scene(2003);
     let meshes: Vec<TriMesh> = scene
         .iter()
-        .map(|(h, p)| shapes::cuboid(*h).mesh().transformed(p))
+        .map(|(h, p)| shapes::cuboid(*h).unwrap().mesh().transformed(p))
         .collect();
     let objects: Vec<CinderObject> = meshes.iter().map(object).collect();
     let options = CinderSceneOptions {
@@ -310,7 +310,7 @@ fn cinder_scene_300_boxes_timing() {
     let scene = box_scene(2003);
     let objects: Vec<CinderObject> = scene
         .iter()
-        .map(|(h, p)| object(&shapes::cuboid(*h).mesh().transformed(p)))
+        .map(|(h, p)| object(&shapes::cuboid(*h).unwrap().mesh().transformed(p)))
         .collect();
     for (resolution, views) in [
         (512, CinderViews::Z),
@@ -360,19 +360,23 @@ fn cinder_scene_nested_objects() {
         Vec3::new(0.2, -0.1, 0.3),
     );
     let meshes = vec![
-        shapes::icosphere(2.0, 2).mesh().clone(),
+        shapes::icosphere(2.0, 2).unwrap().mesh().clone(),
         shapes::cuboid(Vec3::new(0.5, 0.3, 0.4))
+            .unwrap()
             .mesh()
             .transformed(&tilt),
         // A torus far away with a ball inside its tube.
         shapes::torus(2.0, 0.6, 32, 16)
+            .unwrap()
             .mesh()
             .transformed(&Pose::from_translation(Vec3::new(8.0, 0.0, 0.0))),
         shapes::icosphere(0.3, 1)
+            .unwrap()
             .mesh()
             .transformed(&Pose::from_translation(Vec3::new(10.0, 0.0, 0.0))),
         // A ball in the torus' hole: no interference.
         shapes::icosphere(0.3, 1)
+            .unwrap()
             .mesh()
             .transformed(&Pose::from_translation(Vec3::new(8.0, 0.2, 0.0))),
     ];
@@ -405,11 +409,13 @@ fn cinder_scene_nested_objects() {
 fn random_shape(rng: &mut ChaCha8Rng) -> TriMesh {
     match rng.random_range(0..3) {
         0 => shapes::icosphere(rng.random_range(0.3..0.8), 2)
+            .unwrap()
             .mesh()
             .clone(),
         1 => {
             let major = rng.random_range(0.5..0.9);
             shapes::torus(major, major * rng.random_range(0.2..0.45), 24, 12)
+                .unwrap()
                 .mesh()
                 .clone()
         }
@@ -420,6 +426,7 @@ fn random_shape(rng: &mut ChaCha8Rng) -> TriMesh {
             2,
             rng.random_range(0..1000),
         )
+        .unwrap()
         .mesh()
         .clone(),
     }
@@ -529,8 +536,8 @@ fn cinder_scene_touching_and_sub_pixel_gaps() {
         return;
     };
     let cinder = Cinder::new(&ctx);
-    let big = shapes::cuboid(Vec3::ONE).mesh().clone();
-    let small = shapes::cuboid(Vec3::splat(0.5)).mesh().clone();
+    let big = shapes::cuboid(Vec3::ONE).unwrap().mesh().clone();
+    let small = shapes::cuboid(Vec3::splat(0.5)).unwrap().mesh().clone();
     // Pixel size of the default 512-pixel view over the pair's box (about 3.5 units wide).
     let probe = run_default(
         &ctx,
@@ -600,8 +607,14 @@ fn cinder_scene_views_along_other_axes() {
         return;
     };
     let cinder = Cinder::new(&ctx);
-    let slab = shapes::cuboid(Vec3::new(1.0, 1.0, 0.5)).mesh().clone();
-    let needle = shapes::cuboid(Vec3::new(0.001, 0.001, 2.0)).mesh().clone();
+    let slab = shapes::cuboid(Vec3::new(1.0, 1.0, 0.5))
+        .unwrap()
+        .mesh()
+        .clone();
+    let needle = shapes::cuboid(Vec3::new(0.001, 0.001, 2.0))
+        .unwrap()
+        .mesh()
+        .clone();
     let with = |views| CinderSceneOptions {
         views,
         ..Default::default()
@@ -650,6 +663,7 @@ fn cinder_scene_views_along_other_axes() {
     // Tilted, the needle is seen along z at once and no extra view runs.
     let tilt = Pose::new(Quat::from_rotation_x(0.3), at);
     let tilted = shapes::cuboid(Vec3::new(0.05, 0.05, 2.0))
+        .unwrap()
         .mesh()
         .transformed(&tilt);
     let report = run_default(&ctx, &cinder, &[slab.clone(), tilted.clone()]);
@@ -666,17 +680,19 @@ fn cinder_scene_reports_meshes_that_are_not_closed() {
         return;
     };
     let cinder = Cinder::new(&ctx);
-    let cube = shapes::cuboid(Vec3::ONE).mesh().clone();
+    let cube = shapes::cuboid(Vec3::ONE).unwrap().mesh().clone();
     let mut open = object(&cube.transformed(&Pose::new(
         Quat::from_rotation_y(0.4),
         Vec3::new(0.8, 0.3, 0.2),
     )));
     open.triangles.remove(3);
     let inverted = shapes::icosphere(0.6, 2)
+        .unwrap()
         .mesh()
         .flipped()
         .transformed(&Pose::from_translation(Vec3::new(6.0, 0.0, 0.0)));
     let inside = shapes::icosphere(0.2, 1)
+        .unwrap()
         .mesh()
         .transformed(&Pose::from_translation(Vec3::new(6.1, 0.0, 0.0)));
     let objects = vec![object(&cube), open, object(&inverted), object(&inside)];
@@ -693,7 +709,7 @@ fn cinder_scene_rejects_bad_input_and_handles_empty_scenes() {
         return;
     };
     let cinder = Cinder::new(&ctx);
-    let cube = object(shapes::cuboid(Vec3::ONE).mesh());
+    let cube = object(shapes::cuboid(Vec3::ONE).unwrap().mesh());
     let nan = CinderObject {
         vertices: vec![[f32::NAN, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
         triangles: vec![[0, 1, 2]],
@@ -748,6 +764,7 @@ fn cinder_scene_rejects_bad_input_and_handles_empty_scenes() {
     // Objects without triangles and objects whose boxes overlap nothing are not drawn.
     let far = object(
         &shapes::cuboid(Vec3::ONE)
+            .unwrap()
             .mesh()
             .transformed(&Pose::from_translation(Vec3::new(5.0, 0.0, 0.0))),
     );
@@ -758,6 +775,7 @@ fn cinder_scene_rejects_bad_input_and_handles_empty_scenes() {
     // A tiny resolution still works (coarse, but a deep overlap is found).
     let moved = object(
         &shapes::cuboid(Vec3::ONE)
+            .unwrap()
             .mesh()
             .transformed(&Pose::from_translation(Vec3::new(0.5, 0.4, 0.3))),
     );

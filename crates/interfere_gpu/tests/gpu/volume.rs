@@ -331,10 +331,10 @@ fn gpu_volume_matches_cpu_on_random_poses() {
     let mut vol = GpuVolume::new(&ctx).expect("kernel");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2012);
     let shapes: Vec<(&str, Solid)> = vec![
-        ("icosphere", shapes::icosphere(1.0, 2)),
-        ("box", shapes::cuboid(Vec3::new(0.9, 0.6, 0.4))),
-        ("torus", shapes::torus(0.8, 0.3, 24, 12)),
-        ("bumpy", shapes::bumpy_sphere(0.9, 0.25, 4.0, 2, 5)),
+        ("icosphere", shapes::icosphere(1.0, 2).unwrap()),
+        ("box", shapes::cuboid(Vec3::new(0.9, 0.6, 0.4)).unwrap()),
+        ("torus", shapes::torus(0.8, 0.3, 24, 12).unwrap()),
+        ("bumpy", shapes::bumpy_sphere(0.9, 0.25, 4.0, 2, 5).unwrap()),
     ];
     let (mut lines, mut flagged, mut near) = (0, 0, 0);
     for case in 0..12 {
@@ -368,11 +368,11 @@ fn gpu_volume_adversarial_cases() {
         return;
     };
     let mut vol = GpuVolume::new(&ctx).expect("kernel");
-    let unit = shapes::cuboid(Vec3::ONE);
-    let half = shapes::cuboid(Vec3::splat(0.5));
-    let fine = shapes::subdivided_cuboid(Vec3::ONE, 4);
-    let sphere = shapes::icosphere(1.0, 2);
-    let small = shapes::icosphere(0.45, 1);
+    let unit = shapes::cuboid(Vec3::ONE).unwrap();
+    let half = shapes::cuboid(Vec3::splat(0.5)).unwrap();
+    let fine = shapes::subdivided_cuboid(Vec3::ONE, 4).unwrap();
+    let sphere = shapes::icosphere(1.0, 2).unwrap();
+    let small = shapes::icosphere(0.45, 1).unwrap();
     let t = |x: f64, y: f64, z: f64| DPose {
         rotation: interfere_geometry::glam::DMat3::IDENTITY,
         translation: DVec3::new(x, y, z),
@@ -479,8 +479,8 @@ fn gpu_volume_tie_break_is_watertight() {
         return;
     };
     let mut vol = GpuVolume::new(&ctx).expect("kernel");
-    let fine = shapes::subdivided_cuboid(Vec3::ONE, 4);
-    let inner = shapes::cuboid(Vec3::splat(0.75));
+    let fine = shapes::subdivided_cuboid(Vec3::ONE, 4).unwrap();
+    let inner = shapes::cuboid(Vec3::splat(0.75)).unwrap();
     // Overlap box [-0.75, 0.75]^3 at resolution 3: lines at -0.5, 0, 0.5, which are vertex and
     // edge coordinates of `fine` (grid step 0.5).
     let (gpu, report) =
@@ -515,8 +515,8 @@ fn gpu_volume_box_box_is_analytic() {
             rng.random_range(0.3..1.5),
             rng.random_range(0.3..1.5),
         );
-        let a = shapes::cuboid(ha);
-        let b = shapes::cuboid(hb);
+        let a = shapes::cuboid(ha).unwrap();
+        let b = shapes::cuboid(hb).unwrap();
         let off = DVec3::new(
             rng.random_range(-1.0..1.0),
             rng.random_range(-1.0..1.0),
@@ -551,8 +551,8 @@ fn gpu_volume_refuses_bad_input_and_overflow() {
         return;
     };
     let mut vol = GpuVolume::new(&ctx).expect("kernel");
-    let a = shapes::icosphere(1.0, 1);
-    let b = shapes::cuboid(Vec3::splat(0.5));
+    let a = shapes::icosphere(1.0, 1).unwrap();
+    let b = shapes::cuboid(Vec3::splat(0.5)).unwrap();
     let ga = GpuVolume::upload_mesh(&ctx, &a).unwrap();
     let gb = GpuVolume::upload_mesh(&ctx, &b).unwrap();
     let mut o = opts(0);
@@ -598,7 +598,11 @@ fn gpu_volume_refuses_bad_input_and_overflow() {
 
     // 40 nested shells: a line through the centre crosses 80 > MAX_HITS_PER_RAY triangles.
     let shells: Vec<TriMesh> = (0..40)
-        .map(|i| shapes::icosphere(1.0 + 0.02 * i as f32, 1).into_mesh())
+        .map(|i| {
+            shapes::icosphere(1.0 + 0.02 * i as f32, 1)
+                .unwrap()
+                .into_mesh()
+        })
         .collect();
     let refs: Vec<&TriMesh> = shells.iter().collect();
     let onion = Solid::new(TriMesh::merge(&refs).unwrap()).unwrap();

@@ -85,8 +85,8 @@ fn check(a: &Solid, b: &Solid, p: &DPose, tolerance: Tolerance, exact: f64, what
 fn axis_aligned_and_nested_boxes_need_one_line() {
     // Axis-aligned boxes: the intersection is the overlap box, every edge in the image lies on
     // its border, the bound is 0 and one line per axis is exact.
-    let a = shapes::cuboid(Vec3::new(1.0, 1.0, 0.5));
-    let b = shapes::cuboid(Vec3::new(0.6, 1.0, 0.5));
+    let a = shapes::cuboid(Vec3::new(1.0, 1.0, 0.5)).unwrap();
+    let b = shapes::cuboid(Vec3::new(0.6, 1.0, 0.5)).unwrap();
     let h = f64::from(0.6f32);
     for x in [0.0, 0.7, -1.3] {
         let exact = (1.0f64.min(x + h) - (-1.0f64).max(x - h)) * 2.0;
@@ -96,8 +96,8 @@ fn axis_aligned_and_nested_boxes_need_one_line() {
         }
     }
     // A small box inside a big one.
-    let big = shapes::cuboid(Vec3::ONE);
-    let small = shapes::cuboid(Vec3::new(0.3, 0.2, 0.4));
+    let big = shapes::cuboid(Vec3::ONE).unwrap();
+    let small = shapes::cuboid(Vec3::new(0.3, 0.2, 0.4)).unwrap();
     let p = shift(DVec3::new(0.2, -0.3, 0.1));
     let exact = exact_convex(&big, &small, &p);
     assert_eq!(
@@ -109,8 +109,8 @@ fn axis_aligned_and_nested_boxes_need_one_line() {
 #[test]
 fn rotated_boxes_and_prisms_are_certified_minimally() {
     let mut rng = ChaCha8Rng::seed_from_u64(61);
-    let a = shapes::cuboid(Vec3::new(1.0, 0.8, 0.6));
-    let b = shapes::cuboid(Vec3::new(0.7, 0.5, 0.9));
+    let a = shapes::cuboid(Vec3::new(1.0, 0.8, 0.6)).unwrap();
+    let b = shapes::cuboid(Vec3::new(0.7, 0.5, 0.9)).unwrap();
     for case in 0..3 {
         let p = random_pose(&mut rng);
         let p = DPose {
@@ -122,8 +122,8 @@ fn rotated_boxes_and_prisms_are_certified_minimally() {
         assert!(r > 1, "{case}");
     }
     // Rotated about z with coplanar top and bottom faces: the exact prism.
-    let a = shapes::cuboid(Vec3::new(1.0, 1.0, 0.5));
-    let b = shapes::cuboid(Vec3::new(0.8, 0.4, 0.5));
+    let a = shapes::cuboid(Vec3::new(1.0, 1.0, 0.5)).unwrap();
+    let b = shapes::cuboid(Vec3::new(0.8, 0.4, 0.5)).unwrap();
     let p = pose(DVec3::Z, 0.6, DVec3::new(0.9, 0.3, 0.0));
     let exact = rectangle_area_in_square(&p);
     check(&a, &b, &p, Tolerance::Relative(3e-2), exact, "prism");
@@ -132,7 +132,7 @@ fn rotated_boxes_and_prisms_are_certified_minimally() {
 #[test]
 fn icosphere_lenses_are_certified_minimally() {
     let mut rng = ChaCha8Rng::seed_from_u64(62);
-    let s = shapes::icosphere(1.0, 2);
+    let s = shapes::icosphere(1.0, 2).unwrap();
     for d in [0.3, 1.0, 1.7] {
         let p = DPose {
             rotation: random_pose(&mut rng).rotation,
@@ -149,7 +149,7 @@ fn icosphere_lenses_are_certified_minimally() {
 #[test]
 fn the_uniform_bound_is_the_sum_of_the_texel_bounds() {
     // Σ over the finest texels of Δ(W/R, H/R), computed texel by texel from an EBPI built here.
-    let s = shapes::icosphere(1.0, 2);
+    let s = shapes::icosphere(1.0, 2).unwrap();
     let p = pose(DVec3::new(1.0, 0.5, 0.2), 0.8, DVec3::new(0.9, 0.3, -0.2));
     let av = AdaptiveVolume::new(&s, &s);
     let tree = BalancedTree::build(&s);
@@ -204,7 +204,7 @@ fn the_uniform_bound_is_the_sum_of_the_texel_bounds() {
 
 #[test]
 fn touching_disjoint_tiny_and_invalid_queries() {
-    let c = shapes::cuboid(Vec3::ONE);
+    let c = shapes::cuboid(Vec3::ONE).unwrap();
     let av = AdaptiveVolume::new(&c, &c);
     let o = opts(Tolerance::Relative(1e-3));
     // Touching face to face (flat overlap box) and disjoint: nothing to cast, R = 1.
@@ -221,7 +221,7 @@ fn touching_disjoint_tiny_and_invalid_queries() {
         assert!(r.tolerance_met);
     }
     // A rotated box touching A's face x = 1 from outside.
-    let b = shapes::cuboid(Vec3::new(1.0, 0.5, 0.5));
+    let b = shapes::cuboid(Vec3::new(1.0, 0.5, 0.5)).unwrap();
     let avb = AdaptiveVolume::new(&c, &b);
     let p = pose(DVec3::X, 0.5, DVec3::new(2.0, 0.0, 0.0));
     let cert = avb.certified_uniform_resolution(&p, &o).unwrap();
@@ -230,7 +230,7 @@ fn touching_disjoint_tiny_and_invalid_queries() {
         .unwrap();
     assert_eq!(r.result.volume, 0.0);
     // Tiny tolerances: refused with a typed error, not a panic or an endless search.
-    let s = shapes::icosphere(1.0, 1);
+    let s = shapes::icosphere(1.0, 1).unwrap();
     let avs = AdaptiveVolume::new(&s, &s);
     let p = shift(DVec3::new(0.8, 0.1, 0.0));
     for t in [

@@ -109,7 +109,7 @@ fn cube_is_best_seen_rotated_about_its_diagonal() {
     // (the dot product of two (±1, ±1, ±1) is odd). The rotation by 60° (equivalently 180°)
     // about a body diagonal, |R_ij| ∈ {1/3, 2/3} with one 1/3 per row, gives (1/3)(11/9) =
     // 11/27; it is the minimum of a brute-force sample below (no closed-form proof).
-    let cube = shapes::cuboid(Vec3::splat(0.5));
+    let cube = shapes::cuboid(Vec3::splat(0.5)).unwrap();
     let m = view_moments(&cube, &cube, &DPose::IDENTITY);
     let w = m.weight();
     assert!((w - 2.0 * 6.0).abs() < 1e-9, "{w}");
@@ -156,14 +156,18 @@ fn rotated_views_agree_with_the_axis_view_and_the_exact_volume() {
     let mut rng = ChaCha8Rng::seed_from_u64(123);
     let pairs = [
         (
-            shapes::cuboid(Vec3::new(1.0, 0.8, 0.6)),
-            shapes::cuboid(Vec3::new(0.7, 0.5, 0.9)),
+            shapes::cuboid(Vec3::new(1.0, 0.8, 0.6)).unwrap(),
+            shapes::cuboid(Vec3::new(0.7, 0.5, 0.9)).unwrap(),
             true,
         ),
-        (shapes::icosphere(1.0, 2), shapes::icosphere(0.8, 1), true),
         (
-            shapes::torus(1.0, 0.35, 16, 8),
-            shapes::cuboid(Vec3::new(0.6, 0.5, 0.7)),
+            shapes::icosphere(1.0, 2).unwrap(),
+            shapes::icosphere(0.8, 1).unwrap(),
+            true,
+        ),
+        (
+            shapes::torus(1.0, 0.35, 16, 8).unwrap(),
+            shapes::cuboid(Vec3::new(0.6, 0.5, 0.7)).unwrap(),
             false,
         ),
     ];
@@ -217,8 +221,8 @@ fn rotated_views_agree_with_the_axis_view_and_the_exact_volume() {
 
 #[test]
 fn rotated_view_gradient_force_and_torque_match_finite_differences() {
-    let a = shapes::icosphere(1.0, 2);
-    let b = shapes::cuboid(Vec3::new(0.6, 0.5, 0.4));
+    let a = shapes::icosphere(1.0, 2).unwrap();
+    let b = shapes::cuboid(Vec3::new(0.6, 0.5, 0.4)).unwrap();
     let av = AdaptiveVolume::new(&a, &b);
     let p = pose(DVec3::new(1.0, 1.0, 0.0), 0.4, DVec3::new(0.9, 0.4, -0.3));
     let centre = DVec3::new(0.2, -0.1, 0.3);
@@ -283,8 +287,8 @@ fn fixed_view_equals_the_pre_rotated_pair_rotated_back() {
     // axes, then turning every output back by R. A's turned copy is stored in f32, so the
     // comparison allows for that rounding.
     let mut rng = ChaCha8Rng::seed_from_u64(124);
-    let a = shapes::torus(1.0, 0.35, 16, 8);
-    let b = shapes::cuboid(Vec3::new(0.6, 0.5, 0.7));
+    let a = shapes::torus(1.0, 0.35, 16, 8).unwrap();
+    let b = shapes::cuboid(Vec3::new(0.6, 0.5, 0.7)).unwrap();
     // Quaternions with components ±1/2 give exact signed-permutation matrices (turns by 120°
     // about body diagonals), so A's turned copy is exact in f32 and the results must agree to
     // rounding; a random rotation is also tried.
@@ -402,7 +406,7 @@ fn fixed_view_equals_the_pre_rotated_pair_rotated_back() {
 
 #[test]
 fn invalid_fixed_views_are_refused() {
-    let s = shapes::icosphere(1.0, 1);
+    let s = shapes::icosphere(1.0, 1).unwrap();
     let av = AdaptiveVolume::new(&s, &s);
     for q in [
         DQuat::from_xyzw(0.0, 0.0, 0.0, 0.0),
@@ -425,8 +429,8 @@ fn invalid_fixed_views_are_refused() {
 fn warm_start_from_the_previous_optimum_is_no_worse_and_faster() {
     // A moving box-sphere pair: every frame warm-starts from the previous frame's rotation.
     let mut rng = ChaCha8Rng::seed_from_u64(125);
-    let a = shapes::cuboid(Vec3::new(1.0, 0.7, 0.5));
-    let b = shapes::icosphere(0.8, 1);
+    let a = shapes::cuboid(Vec3::new(1.0, 0.7, 0.5)).unwrap();
+    let b = shapes::icosphere(0.8, 1).unwrap();
     let mut p = pose(DVec3::new(0.3, 1.0, 0.2), 0.7, DVec3::new(0.9, 0.3, 0.1));
     let mut prev = view_moments(&a, &b, &p).optimise(None).rotation;
     for frame in 0..8 {
@@ -538,7 +542,7 @@ fn axes_vs_optimised(name: &str, a: &Solid, b: &Solid, p: &DPose, rels: &[f64]) 
 }
 
 fn cube_cases() -> Vec<(&'static str, Solid, Solid, DPose)> {
-    let c = shapes::cuboid(Vec3::splat(0.5));
+    let c = shapes::cuboid(Vec3::splat(0.5)).unwrap();
     vec![
         (
             "unit cube vs the cube turned 45° about z, offset (0.5, 0.2, 0.3)",
@@ -584,10 +588,10 @@ fn bench_view_rays() {
     for (name, a, b, p) in cube_cases() {
         axes_vs_optimised(name, &a, &b, &p, &[1e-1, 3e-2, 1e-2, 3e-3]);
     }
-    let s = shapes::icosphere(1.0, 4);
+    let s = shapes::icosphere(1.0, 4).unwrap();
     let p = pose(DVec3::new(0.3, 1.0, 0.2), 0.7, DVec3::new(1.0, 0.3, 0.1));
     axes_vs_optimised(
-        "icosphere(1, 4) lens",
+        "icosphere(1, 4).unwrap() lens",
         &s,
         &s,
         &p,

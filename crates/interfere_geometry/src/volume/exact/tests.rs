@@ -163,8 +163,8 @@ fn box_box_at_random_poses_matches_the_clipped_polytope() {
             rng.random_range(0.3..1.2),
             rng.random_range(0.3..1.2),
         );
-        let a = shapes::cuboid(ha.as_vec3());
-        let b = shapes::cuboid(hb.as_vec3());
+        let a = shapes::cuboid(ha.as_vec3()).unwrap();
+        let b = shapes::cuboid(hb.as_vec3()).unwrap();
         let (ha, hb) = (a.aabb().max.as_dvec3(), b.aabb().max.as_dvec3());
         let p = random_pose(&mut rng);
         let p = DPose {
@@ -201,8 +201,8 @@ fn axis_aligned_boxes_give_the_product_of_overlaps_and_its_gradient() {
             rng.random_range(0.2..1.5),
             rng.random_range(0.2..1.5),
         );
-        let a = shapes::cuboid(ha.as_vec3());
-        let b = shapes::cuboid(hb.as_vec3());
+        let a = shapes::cuboid(ha.as_vec3()).unwrap();
+        let b = shapes::cuboid(hb.as_vec3()).unwrap();
         let (ha, hb) = (a.aabb().max.as_dvec3(), b.aabb().max.as_dvec3());
         let t = DVec3::new(
             rng.random_range(-1.5..1.5),
@@ -245,10 +245,10 @@ fn convex_polyhedra_match_the_clipping_oracle() {
     // cylinder: B's faces clipped by A's face planes.
     let mut rng = ChaCha8Rng::seed_from_u64(43);
     let solids = [
-        shapes::icosphere(1.0, 2),
-        shapes::cuboid(Vec3::new(0.9, 0.6, 0.4)),
-        shapes::cylinder(0.7, 0.9, 24),
-        shapes::icosphere(0.8, 1),
+        shapes::icosphere(1.0, 2).unwrap(),
+        shapes::cuboid(Vec3::new(0.9, 0.6, 0.4)).unwrap(),
+        shapes::cylinder(0.7, 0.9, 24).unwrap(),
+        shapes::icosphere(0.8, 1).unwrap(),
     ];
     let mut n = 0;
     for (i, a) in solids.iter().enumerate() {
@@ -279,8 +279,8 @@ fn convex_polyhedra_match_the_clipping_oracle() {
 fn convex_polyhedron_against_a_half_space_box() {
     // A tessellated convex solid sunk into a huge box whose top face is the plane z = h: the
     // volume below the plane (the convex clip by one plane).
-    let s = shapes::icosphere(1.0, 3);
-    let slab = shapes::cuboid(Vec3::new(50.0, 50.0, 50.0));
+    let s = shapes::icosphere(1.0, 3).unwrap();
+    let slab = shapes::cuboid(Vec3::new(50.0, 50.0, 50.0)).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(44);
     for _ in 0..8 {
         let rot = random_pose(&mut rng).rotation;
@@ -306,7 +306,7 @@ fn convex_polyhedron_against_a_half_space_box() {
 
 #[test]
 fn sphere_lens_matches_the_polyhedral_clip_and_nearly_the_analytic_lens() {
-    let s = shapes::icosphere(1.0, 3);
+    let s = shapes::icosphere(1.0, 3).unwrap();
     let radius = (3.0 * s.volume() / (4.0 * std::f64::consts::PI)).cbrt();
     for d in [0.3, 0.9, 1.6] {
         let p = shift(DVec3::new(d, 0.0, 0.0));
@@ -331,16 +331,16 @@ fn gradient_matches_central_differences() {
     let mut rng = ChaCha8Rng::seed_from_u64(45);
     let cases = [
         (
-            shapes::bumpy_sphere(1.0, 0.25, 3.0, 2, 1),
-            shapes::icosphere(0.7, 2),
+            shapes::bumpy_sphere(1.0, 0.25, 3.0, 2, 1).unwrap(),
+            shapes::icosphere(0.7, 2).unwrap(),
         ),
         (
-            shapes::cuboid(Vec3::new(1.0, 0.8, 0.6)),
-            shapes::cuboid(Vec3::new(0.7, 0.3, 0.5)),
+            shapes::cuboid(Vec3::new(1.0, 0.8, 0.6)).unwrap(),
+            shapes::cuboid(Vec3::new(0.7, 0.3, 0.5)).unwrap(),
         ),
         (
-            shapes::torus(1.0, 0.35, 24, 12),
-            shapes::bumpy_sphere(0.8, 0.2, 4.0, 2, 9),
+            shapes::torus(1.0, 0.35, 24, 12).unwrap(),
+            shapes::bumpy_sphere(0.8, 0.2, 4.0, 2, 9).unwrap(),
         ),
     ];
     let mut checked = 0;
@@ -401,8 +401,8 @@ fn gradient_matches_central_differences() {
 
 #[test]
 fn uniform_sampler_converges_to_the_exact_volume() {
-    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 3, 4);
-    let b = shapes::torus(0.9, 0.35, 32, 16);
+    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 3, 4).unwrap();
+    let b = shapes::torus(0.9, 0.35, 32, 16).unwrap();
     let p = pose(DVec3::new(1.0, 0.3, -0.5), 0.8, DVec3::new(0.6, 0.2, -0.1));
     let r = exact(&a, &b, &p);
     assert!(r.volume > 0.05);
@@ -452,8 +452,8 @@ fn matches_parry3d_mesh_boolean_on_random_poses() {
         )
         .unwrap()
     };
-    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 2, 11);
-    let b = shapes::bumpy_sphere(0.9, 0.25, 2.0, 2, 3);
+    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 2, 11).unwrap();
+    let b = shapes::bumpy_sphere(0.9, 0.25, 2.0, 2, 3).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(46);
     let (mut compared, mut arbitrated, mut worst) = (0, 0, 0.0f64);
     for _ in 0..12 {
@@ -535,8 +535,8 @@ fn matches_parry3d_mesh_boolean_on_random_poses() {
 
 #[test]
 fn box_resting_flat_on_a_slab() {
-    let cube = shapes::cuboid(Vec3::splat(0.5));
-    let slab = shapes::cuboid(Vec3::new(3.0, 3.0, 0.5));
+    let cube = shapes::cuboid(Vec3::splat(0.5)).unwrap();
+    let slab = shapes::cuboid(Vec3::new(3.0, 3.0, 0.5)).unwrap();
     // A is the cube, B the slab below it with its top face exactly at the cube's bottom face.
     let below = shift(DVec3::new(0.2, -0.1, -1.0));
     let r = exact(&cube, &slab, &below);
@@ -571,7 +571,7 @@ fn aligned_faces_give_no_sideways_gradient() {
     // Two unit cubes offset along x only: their y and z faces are coplanar. The volume is
     // 1 − x; the gradient must be exactly (−1, 0, 0), not a one-sided derivative across the
     // aligned faces (which would push B sideways).
-    let c = shapes::cuboid(Vec3::splat(0.5));
+    let c = shapes::cuboid(Vec3::splat(0.5)).unwrap();
     for x in [0.25, 0.5, 0.75] {
         let r = exact(&c, &c, &shift(DVec3::new(x, 0.0, 0.0)));
         assert!(r.symmetrized);
@@ -585,7 +585,7 @@ fn aligned_faces_give_no_sideways_gradient() {
         assert!((r.regions[0].normal - DVec3::X).length() < 1e-12);
     }
     // A box stacked on another with aligned sides, sunk a little: pushed straight up.
-    let b = shapes::cuboid(Vec3::new(0.5, 0.5, 0.25));
+    let b = shapes::cuboid(Vec3::new(0.5, 0.5, 0.25)).unwrap();
     let r = exact(&c, &b, &shift(DVec3::new(0.0, 0.0, 0.7)));
     assert!((r.volume - 0.05).abs() < 1e-12, "{}", r.volume);
     assert!((r.translation_gradient - DVec3::new(0.0, 0.0, -1.0)).length() < 1e-12);
@@ -601,10 +601,10 @@ fn aligned_faces_give_no_sideways_gradient() {
 #[test]
 fn identical_and_coincident_solids() {
     for s in [
-        shapes::cuboid(Vec3::new(1.0, 0.5, 0.25)),
-        shapes::icosphere(1.0, 2),
-        shapes::torus(1.0, 0.3, 16, 8),
-        shapes::subdivided_cuboid(Vec3::ONE, 3),
+        shapes::cuboid(Vec3::new(1.0, 0.5, 0.25)).unwrap(),
+        shapes::icosphere(1.0, 2).unwrap(),
+        shapes::torus(1.0, 0.3, 16, 8).unwrap(),
+        shapes::subdivided_cuboid(Vec3::ONE, 3).unwrap(),
     ] {
         let r = exact(&s, &s, &DPose::IDENTITY);
         assert!(
@@ -618,7 +618,7 @@ fn identical_and_coincident_solids() {
 
 #[test]
 fn cubes_sharing_faces_edges_and_vertices() {
-    let c = shapes::cuboid(Vec3::splat(0.5));
+    let c = shapes::cuboid(Vec3::splat(0.5)).unwrap();
     for t in [
         DVec3::new(1.0, 0.0, 0.0),
         DVec3::new(1.0, 1.0, 0.0),
@@ -642,8 +642,8 @@ fn cubes_sharing_faces_edges_and_vertices() {
 
 #[test]
 fn one_solid_inside_the_other_both_ways() {
-    let big = shapes::icosphere(2.0, 2);
-    let small = shapes::bumpy_sphere(0.5, 0.2, 3.0, 2, 3);
+    let big = shapes::icosphere(2.0, 2).unwrap();
+    let small = shapes::bumpy_sphere(0.5, 0.2, 3.0, 2, 3).unwrap();
     let p = pose(DVec3::new(1.0, 2.0, 0.5), 0.7, DVec3::new(0.3, 0.2, -0.1));
     let r = exact(&big, &small, &p);
     assert!(rel(r.volume, small.volume()) <= 1e-12, "{}", r.volume);
@@ -659,8 +659,8 @@ fn one_solid_inside_the_other_both_ways() {
     let r = exact(&big, &small, &shift(DVec3::new(5.0, 0.0, 0.0)));
     assert_eq!(r.volume, 0.0);
     assert_eq!(r.point_tests, 0);
-    let t = shapes::torus(2.0, 0.5, 32, 16);
-    let ball = shapes::icosphere(1.0, 2);
+    let t = shapes::torus(2.0, 0.5, 32, 16).unwrap();
+    let ball = shapes::icosphere(1.0, 2).unwrap();
     let r = exact(&t, &ball, &DPose::IDENTITY);
     assert_eq!(r.volume, 0.0);
     assert!(r.regions.is_empty());
@@ -670,9 +670,10 @@ fn one_solid_inside_the_other_both_ways() {
 fn nested_shells_and_two_regions() {
     // B has two shells: one overlapping A's left side, one right; and a third case with one
     // shell inside A and one crossing.
-    let a = shapes::cuboid(Vec3::new(2.0, 0.5, 0.5));
+    let a = shapes::cuboid(Vec3::new(2.0, 0.5, 0.5)).unwrap();
     let ball = |x: f32| {
         shapes::icosphere(0.4, 2)
+            .unwrap()
             .mesh()
             .transformed(&Pose::from_translation(Vec3::new(x, 0.0, 0.5)))
     };
@@ -696,6 +697,7 @@ fn nested_shells_and_two_regions() {
     }
     // One shell crossing, one shell wholly inside.
     let inner = shapes::icosphere(0.3, 1)
+        .unwrap()
         .mesh()
         .transformed(&Pose::from_translation(Vec3::new(0.0, 0.0, 0.0)));
     let mixed = Solid::new(TriMesh::merge(&[&ball(1.5), &inner]).unwrap()).unwrap();
@@ -708,8 +710,8 @@ fn nested_shells_and_two_regions() {
 
 #[test]
 fn huge_offsets_on_both_poses() {
-    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 2, 2);
-    let b = shapes::icosphere(0.8, 2);
+    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 2, 2).unwrap();
+    let b = shapes::icosphere(0.8, 2).unwrap();
     let rel_pose = pose(DVec3::new(0.3, 1.0, 0.2), 0.9, DVec3::new(0.7, 0.3, -0.2));
     let base = exact(&a, &b, &rel_pose);
     for (offset, tol) in [(1e6, 1e-8), (1e9, 1e-5)] {
@@ -730,7 +732,7 @@ fn huge_offsets_on_both_poses() {
         );
     }
     // Huge coordinates in the meshes themselves: boxes of half size 1e5, shifted.
-    let big = shapes::cuboid(Vec3::splat(1.0e5));
+    let big = shapes::cuboid(Vec3::splat(1.0e5)).unwrap();
     let r = exact(&big, &big, &shift(DVec3::new(0.5e5, 0.25e5, -0.5e5)));
     let expected = 1.5e5 * 1.75e5 * 1.5e5;
     assert!(rel(r.volume, expected) <= 1e-12, "{}", r.volume);
@@ -738,7 +740,7 @@ fn huge_offsets_on_both_poses() {
 
 #[test]
 fn tiny_overlaps_and_slivers() {
-    let c = shapes::cuboid(Vec3::splat(0.5));
+    let c = shapes::cuboid(Vec3::splat(0.5)).unwrap();
     // 1e-9 deep, rotated slightly: a sliver wedge.
     for depth in [1e-9, 1e-6] {
         let p = shift(DVec3::new(1.0 - depth, 0.1, -0.2));
@@ -751,7 +753,7 @@ fn tiny_overlaps_and_slivers() {
         assert!((r.translation_gradient.x + 0.9 * 0.8).abs() < 1e-9);
     }
     // A thin rotated slab crossing a box: sliver triangles everywhere.
-    let thin = shapes::cuboid(Vec3::new(2.0, 2.0, 1e-4));
+    let thin = shapes::cuboid(Vec3::new(2.0, 2.0, 1e-4)).unwrap();
     let p = pose(DVec3::new(0.2, 0.1, 1.0), 0.3, DVec3::new(0.05, 0.0, 0.1));
     let ha = DVec3::splat(0.5);
     let hb = thin.aabb().max.as_dvec3();
@@ -762,8 +764,8 @@ fn tiny_overlaps_and_slivers() {
 
 #[test]
 fn same_result_with_one_and_two_threads() {
-    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 5, 5);
-    let b = shapes::bumpy_sphere(1.0, 0.25, 2.0, 5, 8);
+    let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 5, 5).unwrap();
+    let b = shapes::bumpy_sphere(1.0, 0.25, 2.0, 5, 8).unwrap();
     let ev = ExactVolume::new(&a, &b);
     let ca = Collider::new(a.mesh().clone());
     let cb = Collider::new(b.mesh().clone());
@@ -800,7 +802,7 @@ fn same_result_with_one_and_two_threads() {
 
 #[test]
 fn bad_input_is_refused() {
-    let s = shapes::icosphere(1.0, 1);
+    let s = shapes::icosphere(1.0, 1).unwrap();
     let ev = ExactVolume::new(&s, &s);
     let bad = shift(DVec3::new(f64::NAN, 0.0, 0.0));
     assert_eq!(
@@ -829,7 +831,7 @@ fn bad_input_is_refused() {
         ev.compute(&p, &half, &options()),
         Err(VolumeError::IncompleteCandidates { .. })
     ));
-    let other = shapes::icosphere(1.0, 2);
+    let other = shapes::icosphere(1.0, 2).unwrap();
     let topo = Arc::new(SurfaceTopology::new(&other));
     assert!(matches!(
         ExactVolume::with_topology(&s, topo.clone(), &s, topo),
