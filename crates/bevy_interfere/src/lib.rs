@@ -28,18 +28,21 @@
 //! The plugin is a thin mirror of `interfere_dynamics::Simulation` (the same step scene files and
 //! the `interfere` command run): it runs in `FixedPostUpdate` (configurable) in the
 //! [`InterfereSystems`] sets, in order: prepare (colliders, ECS → simulation), step, writeback
-//! (simulation → ECS, messages). See `docs/user-guide.md` for a walk-through.
+//! (simulation → ECS, messages). Systems query the simulation through [`SpatialQuery`] (rays,
+//! points, shapes, boxes). See `docs/user-guide.md` for a walk-through.
 #![deny(missing_docs)]
 
 pub mod collider;
 pub mod components;
 pub mod debug_gizmos;
 pub mod gpu_backend;
+pub mod layers;
 pub mod mesh_convert;
 pub mod messages;
 #[cfg(feature = "overlay")]
 pub mod overlay;
 pub mod settings;
+pub mod spatial_query;
 pub mod step;
 mod sync;
 pub mod world;
@@ -61,12 +64,14 @@ pub use interfere_dynamics::SolverSettings;
 pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
 /// A volume error tolerance, absolute or relative ([`AdaptiveSampling::tolerance`]).
 pub use interfere_geometry::Tolerance;
+pub use layers::{CollisionLayers, LayerMask, Sensor};
 pub use messages::{
     CollisionEnded, CollisionStarted, ContactMessage, ContactPoint, IntersectionVolumeMessage,
 };
 #[cfg(feature = "overlay")]
 pub use overlay::{InterfereOverlayPlugin, OverlayState};
 pub use settings::{Backend, PhysicsSettings, PhysicsStats};
+pub use spatial_query::{RayHitData, SpatialQuery, SpatialQueryFilter};
 pub use step::ContactBackends;
 pub use world::PhysicsWorld;
 
@@ -82,6 +87,9 @@ pub mod prelude {
         InterfereSystems, IntersectionVolumeMessage, LinearVelocity, Mass, NeverSleep,
         PhysicsPlugin, PhysicsSettings, PhysicsStats, Restitution, RigidBody, Sleeping,
         SolverSettings,
+    };
+    pub use crate::{
+        CollisionLayers, LayerMask, RayHitData, Sensor, SpatialQuery, SpatialQueryFilter,
     };
     pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, SleepSettings, VolumeMethod};
 }
@@ -142,6 +150,8 @@ impl Plugin for PhysicsPlugin {
             .register_type::<Friction>()
             .register_type::<Restitution>()
             .register_type::<Sleeping>()
+            .register_type::<CollisionLayers>()
+            .register_type::<Sensor>()
             .register_type::<Backend>()
             .add_message::<CollisionStarted>()
             .add_message::<CollisionEnded>()

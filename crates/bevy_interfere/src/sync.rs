@@ -4,13 +4,15 @@
 //!
 //! Change detection compares each component with what the last write-back put there: a
 //! `Transform` the game changed is a teleport, new velocity components set the velocities,
-//! materials are copied, a changed kind, collider or mass replaces just that body. Removing
+//! materials are copied, a changed kind, collider or mass replaces just that body; changed
+//! `CollisionLayers` or `Sensor` update the body's collider in place. Removing
 //! `Sleeping` wakes a body and inserting it puts the body to sleep. Values that are not finite
 //! are refused for that body with one warning and overwritten at the write-back (the body keeps
 //! its simulated state; nothing else is touched).
 
 use crate::collider::ColliderShape;
 use crate::components::*;
+use crate::layers::{CollisionLayers, Sensor};
 use crate::settings::{PhysicsSettings, PhysicsStats};
 use crate::world::{Entry, PhysicsWorld};
 use bevy::platform::collections::HashSet;
@@ -63,6 +65,7 @@ type BodyQueryData = (
     Has<Sleeping>,
     Has<NeverSleep>,
     Has<crate::collider::Collider>,
+    (Option<&'static CollisionLayers>, Has<Sensor>),
 );
 
 /// Everything the mirror reads.
@@ -150,7 +153,10 @@ pub(crate) fn sync_bodies(
             sleeping,
             never_sleep,
             has_collider,
+            (layers, is_sensor),
         ) = item;
+        let layers: interfere_dynamics::CollisionLayers =
+            layers.copied().unwrap_or_default().into();
         let mut warn_once = |why: String| {
             if warned.insert(entity) {
                 warn!("interfere: body {entity} refused: {why}");
@@ -206,7 +212,11 @@ pub(crate) fn sync_bodies(
                     continue;
                 }
             };
-            let collider = shape.map(|s| DynCollider::from_shape(s.shape().clone()));
+            let collider = shape.map(|s| {
+                DynCollider::from_shape(s.shape().clone())
+                    .with_layers(layers)
+                    .with_sensor(is_sensor)
+            });
             match old {
                 Some(old) => {
                     // Keep the exact state unless the game moved the body.
@@ -264,6 +274,13 @@ pub(crate) fn sync_bodies(
         }
         let entry = pw.entries.get(&entity).expect("inserted above").clone();
         let h = entry.handle;
+        // Layers or sensor changed on a living body: its collider is updated in place.
+        if let Some(c) = pw.sim.collider(h)
+            && (c.layers != layers || c.sensor != is_sensor)
+        {
+            let c = c.clone().with_layers(layers).with_sensor(is_sensor);
+            let _ = pw.sim.set_collider(h, Some(c));
+        }
         let _ = pw.sim.set_material(h, mat);
         let _ = pw.sim.set_can_sleep(h, !never_sleep);
         if !rebuild {

@@ -656,3 +656,292 @@ fn spawn_and_despawn_do_not_disturb_other_bodies() {
     };
     assert_eq!(run(false), run(true));
 }
+
+/// What the ray-casting system saw on its last run.
+#[derive(Resource, Default)]
+struct Seen {
+    down: Option<RayHitData>,
+    excluded: Option<RayHitData>,
+    masked: Option<RayHitData>,
+    predicate: Option<RayHitData>,
+    solid_inside: Option<RayHitData>,
+    all: Vec<RayHitData>,
+    points: [Vec<Entity>; 2],
+    shapes: Vec<Entity>,
+    boxed: Vec<Entity>,
+}
+
+/// The entity named "target".
+#[derive(Resource)]
+struct Target(Entity);
+
+fn cast_rays(query: SpatialQuery, target: Res<Target>, mut seen: ResMut<Seen>) {
+    let t = target.0;
+    let top = Vec3::new(1.0, 5.0, 0.0);
+    let all = SpatialQueryFilter::default();
+    seen.down = query.cast_ray(top, Dir3::NEG_Y, 100.0, false, &all);
+    let without = SpatialQueryFilter::default().with_excluded_entities([t]);
+    seen.excluded = query.cast_ray(top, Dir3::NEG_Y, 100.0, false, &without);
+    seen.masked = query.cast_ray(
+        top,
+        Dir3::NEG_Y,
+        100.0,
+        false,
+        &SpatialQueryFilter::from_mask(0b01),
+    );
+    let not_target = |e: Entity| e != t;
+    let predicate = SpatialQueryFilter::default().with_predicate(&not_target);
+    seen.predicate = query.cast_ray(top, Dir3::NEG_Y, 100.0, false, &predicate);
+    seen.solid_inside = query.cast_ray(Vec3::new(1.0, 1.0, 0.0), Dir3::X, 100.0, true, &all);
+    seen.all = query.ray_hits(top, Dir3::NEG_Y, 100.0, false, &all);
+    seen.points = [
+        query.point_intersections(Vec3::new(1.0, 1.0, 0.0), &all),
+        query.point_intersections(Vec3::new(-1.0, -0.1, 0.0), &all),
+    ];
+    let probe = ColliderShape::new(
+        interfere_geometry::shapes::cuboid(interfere_geometry::glam::Vec3::new(0.1, 2.0, 0.1))
+            .unwrap(),
+    )
+    .unwrap();
+    seen.shapes = query.shape_intersections(&probe, Vec3::new(1.0, 1.0, 0.0), Quat::IDENTITY, &all);
+    seen.boxed = query.aabb_intersections_with_aabb(
+        bevy::math::bounding::Aabb3d::new(Vec3::new(1.0, 1.5, 0.0), Vec3::splat(0.1)),
+        &all,
+    );
+}
+
+/// A system's ray cast hits the expected entity with the right normal, distance and point;
+/// exclusion, a layer mask and a predicate let it through to the ground; a solid ray from inside
+/// hits at 0; point, shape and box queries name the right entities.
+#[test]
+fn spatial_query_from_a_system() {
+    let mut app = app(Backend::Cpu, None);
+    let g = ground(&mut app);
+    let angle = 0.4f32;
+    let t = app
+        .world_mut()
+        .spawn((
+            RigidBody::Static,
+            Collider::cuboid(Vec3::splat(0.5)),
+            Transform::from_xyz(1.0, 1.0, 0.0).with_rotation(Quat::from_rotation_z(angle)),
+            CollisionLayers::new(0b10, LayerMask::ALL),
+            Name::new("target"),
+        ))
+        .id();
+    app.insert_resource(Target(t))
+        .init_resource::<Seen>()
+        .add_systems(Update, cast_rays);
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(app.world().resource::<PhysicsWorld>().len(), 2);
+    let seen = app.world().resource::<Seen>();
+    // The target's top face, tilted by the rotation about z.
+    let down = seen.down.expect("the ray hits the target");
+    let normal = Vec3::new(-angle.sin(), angle.cos(), 0.0);
+    let top_y = 1.0 + 0.5 / angle.cos();
+    assert_eq!(down.entity, t);
+    assert!((down.normal - normal).length() < 1e-6, "{down:?}");
+    assert!((down.distance - (5.0 - top_y)).abs() < 1e-5, "{down:?}");
+    assert!(
+        (down.point - Vec3::new(1.0, top_y, 0.0)).length() < 1e-5,
+        "{down:?}"
+    );
+    assert!(down.triangle.is_some());
+    // Through to the ground's top face at y = 0.
+    for (hit, what) in [
+        (seen.excluded, "excluded"),
+        (seen.masked, "mask"),
+        (seen.predicate, "predicate"),
+    ] {
+        let hit = hit.unwrap_or_else(|| panic!("{what}: no hit"));
+        assert_eq!(hit.entity, g, "{what}");
+        assert!(
+            (hit.distance - 5.0).abs() < 1e-5 && (hit.normal - Vec3::Y).length() < 1e-6,
+            "{what}: {hit:?}"
+        );
+    }
+    let inside = seen.solid_inside.unwrap();
+    assert_eq!(
+        (
+            inside.entity,
+            inside.distance,
+            inside.normal,
+            inside.triangle
+        ),
+        (t, 0.0, Vec3::ZERO, None)
+    );
+    // In and out of the target, then in and out of the ground.
+    let order: Vec<Entity> = seen.all.iter().map(|h| h.entity).collect();
+    assert_eq!(order, [t, t, g, g], "{:?}", seen.all);
+    assert_eq!(seen.points, [vec![t], vec![g]]);
+    assert_eq!(seen.shapes, [g, t]);
+    assert_eq!(seen.boxed, [t]);
+}
+
+/// What one run of [`drop_through_zone`] saw.
+struct ZoneRun {
+    heights: Vec<f32>,
+    contacts: Vec<ContactMessage>,
+    volumes: Vec<IntersectionVolumeMessage>,
+    /// Per step with a zone contact: whether the box was wholly inside, and the volume message's
+    /// volume (if one was sent).
+    zone_steps: Vec<(bool, Option<f32>)>,
+    zone: Option<Entity>,
+}
+
+/// Drops a box through the spot a sensor zone may occupy (spawned last, so the other bodies'
+/// ids do not change).
+fn drop_through_zone(zone: bool) -> ZoneRun {
+    let mut app = app(Backend::Cpu, None);
+    ground(&mut app);
+    let b = falling_box(&mut app, 2.0);
+    let z = zone.then(|| {
+        app.world_mut()
+            .spawn((
+                RigidBody::Static,
+                Collider::cuboid(Vec3::new(0.6, 0.4, 0.6)),
+                Transform::from_xyz(0.0, 1.0, 0.0),
+                Sensor,
+            ))
+            .id()
+    });
+    let mut s = Inbox::<CollisionStarted>::new();
+    let mut c = Inbox::<ContactMessage>::new();
+    let mut v = Inbox::<IntersectionVolumeMessage>::new();
+    let mut heights = Vec::new();
+    let mut zone_steps = Vec::new();
+    for _ in 0..150 {
+        app.update();
+        let (nc, nv) = (c.got.len(), v.got.len());
+        s.drain(&app);
+        c.drain(&app);
+        v.drain(&app);
+        heights.push(app.world().get::<Transform>(b).unwrap().translation.y);
+        let Some(z) = z else { continue };
+        let touches = |a: Entity, b: Entity| a == z || b == z;
+        if let Some(contact) = c.got[nc..].iter().find(|m| touches(m.a, m.b)) {
+            let volume = v.got[nv..].iter().find(|m| touches(m.a, m.b));
+            zone_steps.push((contact.contained, volume.map(|m| m.volume)));
+        }
+    }
+    if let Some(z) = z {
+        let with_zone = |m: &CollisionStarted| (m.0 == z && m.1 == b) || (m.0 == b && m.1 == z);
+        assert_eq!(
+            s.got.iter().filter(|m| with_zone(m)).count(),
+            1,
+            "{:?}",
+            s.got
+        );
+    }
+    ZoneRun {
+        heights,
+        contacts: c.got,
+        volumes: v.got,
+        zone_steps,
+        zone: z,
+    }
+}
+
+/// A body falling through a sensor zone produces collision, contact and volume messages flagged
+/// `sensor` for the zone (with the box's volume while it is wholly inside), while its trajectory
+/// is that of a run without the zone, bit for bit (and it still lands on the ground, whose
+/// contacts are not sensor contacts).
+#[test]
+fn sensor_zone_reports_but_exerts_nothing() {
+    let free = drop_through_zone(false);
+    let sensed = drop_through_zone(true);
+    let zone = sensed.zone.unwrap();
+    let bits = |h: &[f32]| h.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&free.heights), bits(&sensed.heights));
+    assert!(
+        (free.heights.last().unwrap() - 0.25).abs() < 0.01,
+        "rests on the ground"
+    );
+    let (with_zone, other): (Vec<_>, Vec<_>) = sensed
+        .contacts
+        .iter()
+        .partition(|m| m.a == zone || m.b == zone);
+    assert!(with_zone.len() > 3, "{}", with_zone.len());
+    assert!(with_zone.iter().all(|m| m.sensor));
+    assert!(!other.is_empty() && other.iter().all(|m| !m.sensor));
+    assert_eq!(other.len(), free.contacts.len());
+    let zone_volumes: Vec<_> = sensed
+        .volumes
+        .iter()
+        .filter(|m| m.a == zone || m.b == zone)
+        .collect();
+    assert!(!zone_volumes.is_empty() && zone_volumes.iter().all(|m| m.sensor));
+    // The box (0.125 m³) passes wholly inside the zone: meanwhile the volume is the box's.
+    let inside: Vec<_> = sensed.zone_steps.iter().filter(|(c, _)| *c).collect();
+    assert!(inside.len() >= 2, "{:?}", sensed.zone_steps);
+    assert!(
+        inside
+            .iter()
+            .all(|(_, v)| v.is_some_and(|v| (v - 0.125).abs() < 1e-4)),
+        "{:?}",
+        sensed.zone_steps
+    );
+}
+
+/// Layers that do not interact let a body fall through the ground while one with default layers
+/// rests; changing a resting body's layers, or making the ground a sensor and back, updates the
+/// collider of the same body (no rebuild) and takes effect.
+#[test]
+fn layers_let_bodies_fall_through_and_changes_apply_in_place() {
+    let mut app = app(Backend::Cpu, None);
+    let g = ground(&mut app);
+    app.world_mut()
+        .entity_mut(g)
+        .insert(CollisionLayers::new(0b01, 0b01));
+    let ghost = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(Vec3::splat(0.25)),
+            Transform::from_xyz(-1.0, 1.0, 0.0),
+            CollisionLayers::new(0b10, 0b10),
+            NeverSleep,
+        ))
+        .id();
+    let solid = falling_box(&mut app, 1.0);
+    for _ in 0..90 {
+        app.update();
+    }
+    let y = |app: &App, e: Entity| app.world().get::<Transform>(e).unwrap().translation.y;
+    assert!(y(&app, ghost) < -1.0, "ghost at {}", y(&app, ghost));
+    assert!(
+        (y(&app, solid) - 0.25).abs() < 0.01,
+        "solid at {}",
+        y(&app, solid)
+    );
+    let handle = |app: &App, e: Entity| app.world().resource::<PhysicsWorld>().handle(e).unwrap();
+    let (hs, hg) = (handle(&app, solid), handle(&app, g));
+    // The resting box leaves the ground's groups: it falls, as the same body.
+    app.world_mut()
+        .entity_mut(solid)
+        .insert(CollisionLayers::new(0b10, 0b10));
+    for _ in 0..60 {
+        app.update();
+    }
+    assert_eq!(handle(&app, solid), hs);
+    assert!(y(&app, solid) < -1.0, "solid at {}", y(&app, solid));
+    let sim_layers = |app: &App, e: Entity| {
+        let pw = app.world().resource::<PhysicsWorld>();
+        let c = pw.simulation().collider(pw.handle(e).unwrap()).unwrap();
+        (c.layers, c.sensor)
+    };
+    assert_eq!(
+        sim_layers(&app, solid).0,
+        interfere_dynamics::CollisionLayers::new(0b10, 0b10)
+    );
+    // The ground becomes a sensor and back, in place.
+    app.world_mut().entity_mut(g).insert(Sensor);
+    app.update();
+    assert_eq!(handle(&app, g), hg);
+    assert!(sim_layers(&app, g).1);
+    app.world_mut().entity_mut(g).remove::<Sensor>();
+    app.update();
+    assert_eq!(handle(&app, g), hg);
+    assert!(!sim_layers(&app, g).1);
+}

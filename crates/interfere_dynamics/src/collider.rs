@@ -9,15 +9,19 @@
 //!   volume contact with a mesh is exact (Wang–Faure–Pai 2012 §2.2 with the analytic half-space,
 //!   [`crate::volume_below_plane_split`]).
 //!
+//! A mesh shape also carries, built on first use, the [`RayMesh`] the spatial queries cast rays
+//! against ([`MeshShape::ray_mesh`], [`crate::query`]).
+//!
 //! Making a mesh shape is the expensive part of adding a body (the trees): do it off the hot
 //! path (the Bevy plugin does it on a task pool) and share the `Arc`.
 
 use crate::mass::{MassError, MassProperties, mass_properties};
 use interfere_geometry::glam::DVec3;
+use interfere_geometry::volume::RayMesh;
 use interfere_geometry::volume::SurfaceTopology;
 use interfere_geometry::{Aabb, Collider as MeshQueries, DPose, Solid};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 static NEXT_SHAPE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -33,6 +37,9 @@ pub struct MeshShape {
     unit_mass: MassProperties,
     lo: DVec3,
     hi: DVec3,
+    /// The mesh at the identity with `f64` vertices and the balanced tree's boxes, for ray
+    /// queries (built on first use).
+    ray: OnceLock<RayMesh>,
 }
 
 impl std::fmt::Debug for MeshShape {
@@ -63,6 +70,21 @@ impl MeshShape {
             unit_mass,
             lo: aabb.min.as_dvec3(),
             hi: aabb.max.as_dvec3(),
+            ray: OnceLock::new(),
+        })
+    }
+
+    /// The mesh in its own frame prepared for exact ray casting (`f64` vertices, the balanced
+    /// AABB tree's boxes refitted over them), built on the first call: call it once off the hot
+    /// path to have the first ray query not pay for it.
+    pub fn ray_mesh(&self) -> &RayMesh {
+        self.ray.get_or_init(|| {
+            RayMesh::new(
+                self.queries.mesh(),
+                self.queries.balanced_tree(),
+                &DPose::IDENTITY,
+            )
+            .expect("the balanced tree is built over this mesh and the identity is finite")
         })
     }
 

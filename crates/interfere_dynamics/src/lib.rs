@@ -5,7 +5,8 @@
 //! colliders ([`collider`]), the broad phase ([`broad_phase`]), the replaceable contact stage
 //! ([`stage`]: narrow phase in [`narrow_phase`], volume contacts in [`volume_stage`]), the
 //! sequential-impulse solver with volume contacts ([`solver`]) over the core [`World`], and
-//! sleeping ([`sleeping`]). Mass properties of closed meshes are in [`mass`], the analytic
+//! sleeping ([`sleeping`]); spatial queries (rays, points, shapes, boxes) over its current state
+//! are in [`query`]. Mass properties of closed meshes are in [`mass`], the analytic
 //! contact sources the solver is tested with in [`contact`], scene files in [`scene`].
 //!
 //! The contact response follows Lin–Manocha 1996 §5 (an impulse per contact) and the volume
@@ -23,6 +24,9 @@ pub mod mass;
 pub mod mesh_volume;
 pub mod narrow_phase;
 pub mod parallel;
+pub mod query;
+#[cfg(test)]
+mod query_tests;
 pub mod scene;
 pub mod simulation;
 #[cfg(test)]
@@ -47,6 +51,7 @@ pub use mesh_volume::{
     split_adaptive_volume, split_mesh_volume,
 };
 pub use narrow_phase::CpuNarrowPhase;
+pub use query::{QueryFilter, RayHit};
 pub use scene::{AdaptiveSpec, BodySpec, BuiltScene, KindSpec, Scene, SceneError, ShapeSpec};
 pub use simulation::{BodyHandle, CollisionEvent, Simulation, SimulationError, SimulationSettings};
 pub use sleeping::SleepSettings;

@@ -261,6 +261,15 @@ fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
                 _ => split_mesh_volume(&r, &frame),
             };
             fill_from_split(c, split);
+            if c.volume == 0.0 && r.volume > 0.0 && !r.points.is_empty() {
+                // A wholly inside B: no surface of B bounds the intersection, so moving B a
+                // little does not change the volume (zero gradient, no parts, no force), but the
+                // volume is still A's (a sensor zone reports it). The point is the centroid of
+                // the sampled boundary (A's surface).
+                let sum = r.points.iter().fold(DVec3::ZERO, |s, p| s + p.point);
+                c.volume = r.volume;
+                c.point = frame.transform_dpoint(sum / r.points.len() as f64);
+            }
         }
         Err(e) => c.refused = Some(e),
     }
