@@ -1,0 +1,1 @@
+//! Tests of the primitive colliders against independent oracles.
