@@ -18,6 +18,9 @@
 //! sum of the full triangles' solid angles (Van Oosterom–Strackee), every triangle whose plane
 //! holds `c` (exact `orient3d`) left out — the same principal value.
 //!
+//! The terms are of size `r³` and cancel when the overlap is small: the absolute rounding is
+//! about `1e-16 r³` per face, so a volume below `1e-13 r³` is reported as zero.
+//!
 //! The gradient needs no extra work: translating the ball moves only its spherical part, whose
 //! vector area is `−Σ_f n_f area(f ∩ S)` by closure, and the face pieces' moments about any point
 //! give the rotation part (the spherical part has zero moment about `c`).
@@ -169,8 +172,20 @@ pub(crate) fn ball_planes(c: DVec3, r: f64, planes: &[(DVec3, f64)]) -> BallClip
         }
     }
     let omega = interior_solid_angle(planes, &h);
-    let volume = ((sum_ha + r * r * r * (omega - sum_omega)) / 3.0).max(0.0);
-    BallClip { volume, pieces }
+    BallClip {
+        volume: cone_volume(r, sum_ha, omega - sum_omega),
+        pieces,
+    }
+}
+
+/// Below this fraction of `r³` the cone formula's terms (of size `r³`) have cancelled to
+/// rounding: such a volume is reported as zero (no overlap).
+pub(crate) const CONE_NOISE: f64 = 1e-13;
+
+/// `⅓ [Σ h_f A_f + r³ (ω − Σ Ω_f)]`, with the rounding floor [`CONE_NOISE`].
+fn cone_volume(r: f64, sum_ha: f64, solid_angle: f64) -> f64 {
+    let v = (sum_ha + r * r * r * solid_angle) / 3.0;
+    if v > CONE_NOISE * r * r * r { v } else { 0.0 }
 }
 
 /// The solid angle of triangle `(a, b, c)` seen from the origin (Van Oosterom–Strackee),
@@ -253,6 +268,8 @@ pub(crate) fn ball_mesh(c: DVec3, r: f64, solid: &Solid, tree: &BalancedTree) ->
             })
             .sum(),
     };
-    let volume = ((sum_ha + r * r * r * (omega - sum_omega)) / 3.0).max(0.0);
-    BallClip { volume, pieces }
+    BallClip {
+        volume: cone_volume(r, sum_ha, omega - sum_omega),
+        pieces,
+    }
 }

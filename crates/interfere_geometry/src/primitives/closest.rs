@@ -100,7 +100,11 @@ pub(crate) fn on_triangle(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> DVec3 {
         return [(a, b), (b, c), (c, a)]
             .into_iter()
             .map(|(u, v)| on_segment(p, u, v))
-            .min_by(|x, y| (*x - p).length_squared().total_cmp(&(*y - p).length_squared()))
+            .min_by(|x, y| {
+                (*x - p)
+                    .length_squared()
+                    .total_cmp(&(*y - p).length_squared())
+            })
             .unwrap_or(a);
     }
     let v = vb / denom;
@@ -204,14 +208,22 @@ mod tests {
         // Degenerate segments and triangles.
         let (x, y) = segment_segment(DVec3::ONE, DVec3::ONE, DVec3::ZERO, DVec3::X * 2.0);
         assert!((x - DVec3::ONE).length() == 0.0 && (y - DVec3::X).length() < 1e-15);
-        let line = on_triangle(DVec3::new(0.5, 1.0, 0.0), DVec3::ZERO, DVec3::X, DVec3::X * 2.0);
+        let line = on_triangle(
+            DVec3::new(0.5, 1.0, 0.0),
+            DVec3::ZERO,
+            DVec3::X,
+            DVec3::X * 2.0,
+        );
         assert!((line - DVec3::new(0.5, 0.0, 0.0)).length() < 1e-15);
     }
 
     #[test]
     fn box_and_cylinder_closest_points() {
         let h = DVec3::new(1.0, 2.0, 3.0);
-        assert_eq!(on_box(DVec3::new(5.0, 0.5, -7.0), h), DVec3::new(1.0, 0.5, -3.0));
+        assert_eq!(
+            on_box(DVec3::new(5.0, 0.5, -7.0), h),
+            DVec3::new(1.0, 0.5, -3.0)
+        );
         let c = on_cylinder(DVec3::new(3.0, 5.0, 4.0), 1.0, 2.0);
         assert!((c - DVec3::new(1.2, 1.0, 1.6)).length() < 1e-15);
         assert_eq!(

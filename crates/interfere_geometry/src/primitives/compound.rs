@@ -9,7 +9,7 @@
 
 use super::overlap::{primitive_solid_intersect, primitives_intersect};
 use super::ray::PrimitiveHit;
-use super::volume::{PrimitiveVolume, intersection_volume};
+use super::volume::{PrimitiveVolume, VolumeMethod, intersection_volume, volume_method};
 use super::{Primitive, PrimitiveError, check_pose};
 use crate::aabb::Aabb;
 use crate::bvh::BalancedTree;
@@ -32,6 +32,16 @@ pub struct CompoundPart {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Compound {
     parts: Vec<CompoundPart>,
+}
+
+/// The per-part intersections of a compound with another body.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompoundVolumes {
+    /// The overlapping part pairs with a closed form, and their volumes.
+    pub volumes: Vec<PartVolume>,
+    /// The overlapping part pairs `(part_a, part_b)` without a closed form (see
+    /// [`super::VolumeMethod::Tessellate`]): route them through the mesh–mesh volume.
+    pub needs_mesh: Vec<(usize, usize)>,
 }
 
 /// The intersection of part `part_a` of the first body with part `part_b` of the second (0 for
@@ -201,43 +211,54 @@ impl Compound {
         Ok(false)
     }
 
-    /// The intersection volume of every part (A) with the primitive `other` (B), for the parts
-    /// that overlap it; a part pair without a closed form is refused (see
+    /// The intersection volume of every part (A) that meets the primitive `other` (B): closed
+    /// forms where they exist, the other meeting parts listed in `needs_mesh` (see
     /// [`super::volume_method`]).
     pub fn volumes_with_primitive(
         &self,
         pose: &DPose,
         other: &Primitive,
         other_pose: &DPose,
-    ) -> Result<Vec<PartVolume>, PrimitiveError> {
+    ) -> Result<CompoundVolumes, PrimitiveError> {
         check_pose(pose, "the compound")?;
-        let mut out = Vec::new();
+        let mut out = CompoundVolumes::default();
         for (i, shape, pp) in self.placed(pose) {
-            if let Some(v) = intersection_volume(&shape, &pp, other, other_pose)? {
-                out.push(PartVolume {
-                    part_a: i,
-                    part_b: 0,
-                    volume: v,
-                });
+            if !primitives_intersect(&shape, &pp, other, other_pose)? {
+                continue;
+            }
+            match volume_method(&shape, other) {
+                VolumeMethod::ClosedForm => {
+                    if let Some(v) = intersection_volume(&shape, &pp, other, other_pose)? {
+                        out.volumes.push(PartVolume {
+                            part_a: i,
+                            part_b: 0,
+                            volume: v,
+                        });
+                    }
+                }
+                _ => out.needs_mesh.push((i, 0)),
             }
         }
         Ok(out)
     }
 
-    /// The intersection volume of every pair of parts (this compound A, `other` B) that overlap.
+    /// [`Compound::volumes_with_primitive`] for every part of `other` (B).
     pub fn volumes_with_compound(
         &self,
         pose: &DPose,
         other: &Compound,
         other_pose: &DPose,
-    ) -> Result<Vec<PartVolume>, PrimitiveError> {
+    ) -> Result<CompoundVolumes, PrimitiveError> {
         check_pose(other_pose, "the other compound")?;
-        let mut out = Vec::new();
+        let mut out = CompoundVolumes::default();
         for (j, shape, pp) in other.placed(other_pose) {
-            for mut v in self.volumes_with_primitive(pose, &shape, &pp)? {
+            let part = self.volumes_with_primitive(pose, &shape, &pp)?;
+            out.volumes.extend(part.volumes.into_iter().map(|mut v| {
                 v.part_b = j;
-                out.push(v);
-            }
+                v
+            }));
+            out.needs_mesh
+                .extend(part.needs_mesh.into_iter().map(|(i, _)| (i, j)));
         }
         Ok(out)
     }

@@ -106,8 +106,9 @@ pub(crate) fn cylinder_below_plane(r: f64, l: f64, n: DVec3, d: f64) -> Cylinder
     let perp = DVec3::new(n.x, 0.0, n.z);
     let s = perp.length();
     let mut out = CylinderCut::default();
-    if s == 0.0 {
-        // The plane is perpendicular to the axis: y ≤ y0 (n_y > 0) or y ≥ y0 (n_y < 0).
+    if s <= 1e-12 {
+        // The plane is perpendicular to the axis (to within a tilt of 1e-12, which moves the
+        // volume by less than 1e-12 πr³): y ≤ y0 (n_y > 0) or y ≥ y0 (n_y < 0).
         let y0 = d / ny;
         let len = if ny > 0.0 { y0 + l } else { l - y0 };
         out.volume = disk * len.clamp(0.0, 2.0 * l);
@@ -200,10 +201,7 @@ mod tests {
     #[test]
     fn gauss_legendre_integrates_polynomials_of_degree_31() {
         for deg in [0, 1, 2, 7, 30, 31] {
-            let got: f64 = gauss_legendre()
-                .iter()
-                .map(|&(x, w)| w * x.powi(deg))
-                .sum();
+            let got: f64 = gauss_legendre().iter().map(|&(x, w)| w * x.powi(deg)).sum();
             let want = if deg % 2 == 1 {
                 0.0
             } else {

@@ -5,10 +5,13 @@
 //!
 //! Each iteration brackets the distance between `v·w/|v|` and `|v|` (`v` the current closest
 //! point of the Minkowski difference, `w` its support point along `−v`); the loop stops when
-//! the gap is below `1e-12 |v|²`, when `|v|` falls below `1e-13` of the scale (touching or
-//! overlapping), when the simplex encloses the origin, or when `|v|` stops decreasing (rounding),
-//! and reports `|v|`. So the returned distance is an upper bound, within a relative `1e-12` of
-//! the true one once converged, and overlap is decided to about `1e-13` of the shapes' size.
+//! the gap is below `1e-10 |v|²`, when `|v|` falls below `1e-13` of the scale (touching or
+//! overlapping), when the simplex encloses the origin, when `|v|` stops decreasing (rounding),
+//! or after 128 iterations (curved shapes converge linearly), and reports `|v|`. So the
+//! returned distance is an upper bound, within a relative `1e-10` of the true one once
+//! converged, and overlap is decided to about `1e-13` of the shapes' size. A nearly flat
+//! tetrahedron (support points clustered on a curved rim) is not taken to enclose the origin
+//! unless one of its faces passes through it.
 
 use glam::DVec3;
 
@@ -38,13 +41,21 @@ fn closest_on_simplex(pts: &[DVec3]) -> (DVec3, Vec<DVec3>) {
         _ => {
             let [a, b, c, d] = [pts[0], pts[1], pts[2], pts[3]];
             let faces = [(a, b, c, d), (a, c, d, b), (a, d, b, c), (b, d, c, a)];
+            // A nearly flat tetrahedron (support points clustered on a curved surface) makes
+            // the side tests meaningless: then every face is a candidate, and the origin is
+            // only "inside" if it lies on one of them.
+            let size = [b - a, c - a, d - a]
+                .iter()
+                .map(|e| e.length())
+                .fold(0.0f64, f64::max);
+            let flat = (b - a).dot((c - a).cross(d - a)).abs() <= 1e-9 * size.powi(3);
             let mut best: Option<(DVec3, Vec<DVec3>)> = None;
             for (p, q, r, opposite) in faces {
                 let n = (q - p).cross(r - p);
                 let s_origin = -n.dot(p);
                 let s_opp = n.dot(opposite - p);
-                // The origin is beyond this face (or the tetrahedron is flat here).
-                if s_origin * s_opp < 0.0 || s_opp == 0.0 {
+                // The origin is beyond this face (or the tetrahedron is flat).
+                if flat || s_origin * s_opp < 0.0 || s_opp == 0.0 {
                     let cand = closest_on_triangle(p, q, r);
                     if best
                         .as_ref()
@@ -54,7 +65,10 @@ fn closest_on_simplex(pts: &[DVec3]) -> (DVec3, Vec<DVec3>) {
                     }
                 }
             }
-            best.unwrap_or((DVec3::ZERO, pts.to_vec()))
+            match best {
+                Some(b) if !flat || b.0 != DVec3::ZERO => b,
+                _ => (DVec3::ZERO, pts.to_vec()),
+            }
         }
     }
 }
@@ -132,7 +146,7 @@ pub(crate) fn distance(
             return 0.0;
         }
         let w = sa(-v) - sb(v);
-        if vv - v.dot(w) <= 1e-12 * vv {
+        if vv - v.dot(w) <= 1e-10 * vv {
             return vv.sqrt();
         }
         if simplex.contains(&w) {

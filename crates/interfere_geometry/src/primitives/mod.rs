@@ -37,7 +37,7 @@ mod volume;
 #[cfg(test)]
 mod tests;
 
-pub use compound::{Compound, CompoundPart, PartVolume};
+pub use compound::{Compound, CompoundPart, CompoundVolumes, PartVolume};
 pub use overlap::{primitive_solid_intersect, primitives_intersect};
 pub use ray::PrimitiveHit;
 pub use region::{PlanarRegion, SurfacePiece};
@@ -169,14 +169,16 @@ pub enum PrimitiveError {
     },
     /// The requested relative volume error cannot be met (not finite, not positive, or below
     /// what the finest tessellation and `f32` vertex storage reach).
-    #[error("the relative volume error {0} cannot be met (accepted: 1e-5 ..= 1)")]
+    #[error("the relative volume error {0} cannot be met (accepted: 5e-5 ..= 1)")]
     InvalidTolerance(f64),
     /// The query needs a bounded shape and got a half-space (infinite volume, no mesh).
     #[error("a half-space is unbounded: {0}")]
     Unbounded(&'static str),
     /// There is no closed form for this pair: route it through the mesh–mesh volume with
     /// tessellations (see [`VolumeMethod`]).
-    #[error("no closed-form intersection volume for {a}–{b}; use tessellations and the mesh–mesh volume")]
+    #[error(
+        "no closed-form intersection volume for {a}–{b}; use tessellations and the mesh–mesh volume"
+    )]
     NoClosedForm {
         /// First shape.
         a: PrimitiveKind,
@@ -185,7 +187,9 @@ pub enum PrimitiveError {
     },
     /// There is no closed form for this primitive against a mesh: tessellate it (exact for a
     /// cuboid) and use the mesh–mesh volume.
-    #[error("no closed-form intersection volume for {0}–mesh; use its tessellation and the mesh–mesh volume")]
+    #[error(
+        "no closed-form intersection volume for {0}–mesh; use its tessellation and the mesh–mesh volume"
+    )]
     NoClosedFormWithMesh(PrimitiveKind),
     /// The tree was built for a different mesh.
     #[error("the tree has {tree} triangles but the mesh has {mesh}")]

@@ -13,7 +13,9 @@
 //! its size may go either way.
 
 use super::ball::tree_candidates;
-use super::closest::{on_box, on_cylinder, on_triangle, segment_segment, segment_triangle_distance};
+use super::closest::{
+    on_box, on_cylinder, on_triangle, segment_segment, segment_triangle_distance,
+};
 use super::exact::sign_of_sum_of_products;
 use super::gjk;
 use super::polytope::{BOX_QUADS, box_corner};
@@ -86,9 +88,11 @@ fn boxes_meet(ha: DVec3, b: &[DVec3; 8]) -> bool {
     let a: [DVec3; 8] = std::array::from_fn(|k| box_corner(ha, k));
     // Quick rejection on A's axes with a margin (an overlapping pair is never rejected).
     for k in 0..3 {
-        let (lo, hi) = b.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
-            (l.min(p[k]), h.max(p[k]))
-        });
+        let (lo, hi) = b
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+                (l.min(p[k]), h.max(p[k]))
+            });
         let margin = 1e-9 * (1.0 + ha[k] + lo.abs().max(hi.abs()));
         if lo > ha[k] + margin || hi < -ha[k] - margin {
             return false;
@@ -135,12 +139,8 @@ fn intersect_checked(a: &Primitive, pose_a: &DPose, b: &Primitive, pose_b: &DPos
         (_, P::HalfSpace { .. }) => intersect_checked(b, pose_b, a, pose_a),
         _ => {
             if let (Some((a0, a1, ra)), Some((b0, b1, rb))) = (core(a), core(b)) {
-                let (x, y) = segment_segment(
-                    a0,
-                    a1,
-                    rel.transform_dpoint(b0),
-                    rel.transform_dpoint(b1),
-                );
+                let (x, y) =
+                    segment_segment(a0, a1, rel.transform_dpoint(b0), rel.transform_dpoint(b1));
                 return (x - y).length() <= ra + rb;
             }
             if core(a).is_none() && core(b).is_some() {
@@ -153,7 +153,13 @@ fn intersect_checked(a: &Primitive, pose_a: &DPose, b: &Primitive, pose_b: &DPos
                     let c = a_in_b.translation;
                     (on_box(c, half_extents) - c).length() <= radius
                 }
-                (P::Sphere { radius }, P::Cylinder { half_height, radius: rc }) => {
+                (
+                    P::Sphere { radius },
+                    P::Cylinder {
+                        half_height,
+                        radius: rc,
+                    },
+                ) => {
                     let c = a_in_b.translation;
                     (on_cylinder(c, half_height, rc) - c).length() <= radius
                 }
@@ -242,8 +248,7 @@ pub fn primitive_solid_intersect(
             }
             Primitive::Capsule { .. } => {
                 let (a, b, r) = core(p).unwrap_or((DVec3::ZERO, DVec3::ZERO, 0.0));
-                segment_triangle_distance(rel.transform_dpoint(a), rel.transform_dpoint(b), t)
-                    <= r
+                segment_triangle_distance(rel.transform_dpoint(a), rel.transform_dpoint(b), t) <= r
             }
             Primitive::Cuboid { half_extents } => {
                 let corners: [DVec3; 8] =

@@ -72,7 +72,26 @@ impl Polytope {
     }
 
     /// The part with `n · x ≤ d` (`n` unit); the cut face is tagged `FaceTag::Cap(tag)`.
+    ///
+    /// A plane that no corner crosses by more than `1e-12` of the coordinates' size leaves the
+    /// polytope as it is (so a face lying in the plane, as in resting contact, or a repeated
+    /// plane, does not grow a second copy of that face), and one that every corner reaches
+    /// within that margin empties it (the rest is a face or an edge, of no volume).
     pub fn clip(&self, n: DVec3, d: f64, tag: u8) -> Self {
+        let (mut lo, mut hi, mut size) = (f64::INFINITY, f64::NEG_INFINITY, d.abs());
+        for p in self.faces.iter().flat_map(|f| f.points.iter()) {
+            let s = n.dot(*p) - d;
+            lo = lo.min(s);
+            hi = hi.max(s);
+            size = size.max(p.abs().max_element());
+        }
+        let tol = 1e-12 * size;
+        if hi <= tol {
+            return self.clone();
+        }
+        if lo >= -tol {
+            return Self::default();
+        }
         let mut faces = Vec::with_capacity(self.faces.len() + 1);
         let mut cut: Vec<DVec3> = Vec::new();
         for f in &self.faces {
@@ -114,10 +133,7 @@ impl Polytope {
                     .atan2(pa.dot(u))
                     .total_cmp(&pb.dot(v).atan2(pb.dot(u)))
             });
-            let scale = cut
-                .iter()
-                .map(|p| (*p - c).length())
-                .fold(0.0f64, f64::max);
+            let scale = cut.iter().map(|p| (*p - c).length()).fold(0.0f64, f64::max);
             cut.dedup_by(|a, b| (*a - *b).length() <= 1e-14 * scale);
             while cut.len() > 1 && (cut[0] - cut[cut.len() - 1]).length() <= 1e-14 * scale {
                 cut.pop();

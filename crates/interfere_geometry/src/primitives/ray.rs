@@ -5,7 +5,8 @@
 //! component hit.
 //!
 //! Roots are taken in the stable form `t = c / (−b + √(b² − ac))` for the entering root of
-//! `a t² + 2 b t + c = 0`, so a ray from far away does not lose the hit to cancellation.
+//! `a t² + 2 b t + c = 0`, with the discriminant written as `|d|² r² − |o × d|²` (the squared
+//! half chord times `|d|²`), so a ray from far away does not lose the hit to cancellation.
 
 use super::{Primitive, PrimitiveError, check_pose};
 use crate::pose::DPose;
@@ -24,13 +25,10 @@ pub struct PrimitiveHit {
 }
 
 /// The entering root of `a t² + 2 b t + c = 0` (`c > 0`: the origin is outside), if the ray
-/// enters at some `t ≥ 0`.
-fn entering_root(a: f64, b: f64, c: f64) -> Option<f64> {
-    if a <= 0.0 || b >= 0.0 {
-        return None;
-    }
-    let disc = b * b - a * c;
-    if disc < 0.0 {
+/// enters at some `t ≥ 0`, given the discriminant `disc = b² − ac` computed without
+/// cancellation by the caller (as `a r² − |o × d|²`, the squared distance of the line).
+fn entering_root(a: f64, b: f64, c: f64, disc: f64) -> Option<f64> {
+    if a <= 0.0 || b >= 0.0 || disc < 0.0 {
         return None;
     }
     Some(c / (-b + disc.sqrt()))
@@ -43,7 +41,9 @@ fn ball_hit(o: DVec3, d: DVec3, center: DVec3, r: f64) -> Option<(f64, DVec3)> {
     if c <= 0.0 {
         return None;
     }
-    let t = entering_root(d.length_squared(), oc.dot(d), c)?;
+    let a = d.length_squared();
+    let disc = a * r * r - oc.cross(d).length_squared();
+    let t = entering_root(a, oc.dot(d), c, disc)?;
     Some((t, (oc + d * t) / r))
 }
 
@@ -53,7 +53,9 @@ fn side_hit(o: DVec3, d: DVec3, r: f64, h: f64) -> Option<(f64, DVec3)> {
     if c <= 0.0 {
         return None;
     }
-    let t = entering_root(d.x * d.x + d.z * d.z, o.x * d.x + o.z * d.z, c)?;
+    let a = d.x * d.x + d.z * d.z;
+    let cross = o.x * d.z - o.z * d.x;
+    let t = entering_root(a, o.x * d.x + o.z * d.z, c, a * r * r - cross * cross)?;
     let p = o + d * t;
     (p.y.abs() <= h).then(|| (t, DVec3::new(p.x, 0.0, p.z) / r))
 }

@@ -226,15 +226,30 @@ pub(crate) fn disk_polygon(poly: &[DVec2], rho: f64, h: f64, r: f64) -> DiskStat
         s.second[1] += k * (p.x * p.y + q.x * q.y + sum.x * sum.y);
         s.second[2] += k * (p.y * p.y + q.y * q.y + sum.y * sum.y);
         if sgn_h != 0.0 {
-            let (a3, b3, c3) = (
-                DVec3::new(0.0, 0.0, h),
-                DVec3::new(p.x, p.y, h),
-                DVec3::new(q.x, q.y, h),
-            );
-            let (la, lb, lc) = (h.abs(), b3.length(), c3.length());
-            let num = h * p.perp_dot(q);
-            let den = la * lb * lc + a3.dot(b3) * lc + a3.dot(c3) * lb + b3.dot(c3) * la;
-            s.solid_angle += 2.0 * num.atan2(den);
+            // Split at the foot of the perpendicular from the centre, so that each piece spans
+            // less than a right angle: then every dot product in the denominator is positive
+            // and `atan2` never meets the ±π branch (which a segment passing through or near
+            // the centre would otherwise hit with a rounding-dependent sign).
+            let e = q - p;
+            let len2 = e.length_squared();
+            let t0 = if len2 > 0.0 { -p.dot(e) / len2 } else { 0.0 };
+            let tri = |p: DVec2, q: DVec2| {
+                let (a3, b3, c3) = (
+                    DVec3::new(0.0, 0.0, h),
+                    DVec3::new(p.x, p.y, h),
+                    DVec3::new(q.x, q.y, h),
+                );
+                let (la, lb, lc) = (h.abs(), b3.length(), c3.length());
+                let num = h * p.perp_dot(q);
+                let den = la * lb * lc + a3.dot(b3) * lc + a3.dot(c3) * lb + b3.dot(c3) * la;
+                2.0 * num.atan2(den)
+            };
+            s.solid_angle += if t0 > 0.0 && t0 < 1.0 {
+                let f = p + e * t0;
+                tri(p, f) + tri(f, q)
+            } else {
+                tri(p, q)
+            };
         }
     };
     for k in 0..poly.len() {
@@ -306,11 +321,11 @@ mod tests {
     #[test]
     fn disk_polygon_matches_a_grid() {
         let cases: Vec<(Vec<DVec2>, f64, f64)> = vec![
-            (square(DVec2::ZERO, 2.0), 1.0, 0.5),            // disk inside polygon
-            (square(DVec2::ZERO, 0.5), 1.0, -0.3),           // polygon inside disk
-            (square(DVec2::new(0.8, 0.3), 0.6), 1.0, 0.7),   // partial, centre outside
-            (square(DVec2::new(0.5, 0.0), 0.5), 1.0, 0.4),   // centre on an edge
-            (square(DVec2::new(0.5, 0.5), 0.5), 1.0, -0.2),  // centre at a vertex
+            (square(DVec2::ZERO, 2.0), 1.0, 0.5),  // disk inside polygon
+            (square(DVec2::ZERO, 0.5), 1.0, -0.3), // polygon inside disk
+            (square(DVec2::new(0.8, 0.3), 0.6), 1.0, 0.7), // partial, centre outside
+            (square(DVec2::new(0.5, 0.0), 0.5), 1.0, 0.4), // centre on an edge
+            (square(DVec2::new(0.5, 0.5), 0.5), 1.0, -0.2), // centre at a vertex
             (
                 vec![
                     DVec2::new(-0.9, -0.2),
@@ -352,7 +367,11 @@ mod tests {
             }
             let tol = 4e-3 * rho * rho;
             assert!((s.area - area).abs() < tol, "{} vs {area}", s.area);
-            assert!((s.first - first).length() < tol * rho, "{} vs {first}", s.first);
+            assert!(
+                (s.first - first).length() < tol * rho,
+                "{} vs {first}",
+                s.first
+            );
             for (got, want) in s.second.iter().zip(sec) {
                 assert!((got - want).abs() < tol * rho * rho);
             }

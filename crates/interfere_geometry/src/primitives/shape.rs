@@ -192,7 +192,11 @@ impl Primitive {
             Self::Sphere { radius } => DVec3::splat(0.4 * self.volume() * radius * radius),
             Self::Cuboid { half_extents: h } => {
                 let v = self.volume() / 3.0;
-                DVec3::new(h.y * h.y + h.z * h.z, h.x * h.x + h.z * h.z, h.x * h.x + h.y * h.y) * v
+                DVec3::new(
+                    h.y * h.y + h.z * h.z,
+                    h.x * h.x + h.z * h.z,
+                    h.x * h.x + h.y * h.y,
+                ) * v
             }
             Self::Cylinder {
                 half_height: h,

@@ -122,11 +122,7 @@ impl PrimitiveVolume {
         let total: DVec3 = regions.iter().map(|r| r.vector_area).sum();
         let weight: f64 = regions.iter().map(PlanarRegion::area).sum();
         let point = if weight > 0.0 {
-            regions
-                .iter()
-                .map(|r| r.centroid * r.area())
-                .sum::<DVec3>()
-                / weight
+            regions.iter().map(|r| r.centroid * r.area()).sum::<DVec3>() / weight
         } else {
             nested_point
         };
@@ -440,7 +436,9 @@ pub fn sphere_solid_volume(
     check_pose(sphere_pose, "the sphere")?;
     check_pose(solid_pose, "the mesh")?;
     check_tree(solid, tree)?;
-    let c = solid_pose.inverse().transform_dpoint(sphere_pose.translation);
+    let c = solid_pose
+        .inverse()
+        .transform_dpoint(sphere_pose.translation);
     let clip = ball_mesh(c, radius, solid, tree);
     let regions: Vec<PlanarRegion> = clip
         .pieces
@@ -542,7 +540,9 @@ pub fn primitive_solid_volume(
     solid_pose: &DPose,
 ) -> Result<Option<PrimitiveVolume>, PrimitiveError> {
     match *a {
-        Primitive::Sphere { radius } => sphere_solid_volume(radius, pose_a, solid, tree, solid_pose),
+        Primitive::Sphere { radius } => {
+            sphere_solid_volume(radius, pose_a, solid, tree, solid_pose)
+        }
         Primitive::HalfSpace { normal } => {
             check_tree(solid, tree)?;
             half_space_solid_volume(normal, pose_a, solid, solid_pose)
