@@ -251,6 +251,14 @@ impl Primitive {
         }
     }
 
+    /// The inscribed mesh at [`Primitive::resolution_for`]`(rel_error)`, with that resolution:
+    /// the tessellation route for pairs without a closed form (see
+    /// [`super::VolumeMethod::Tessellate`]).
+    pub fn to_solid_within(&self, rel_error: f64) -> Result<(Solid, u32), PrimitiveError> {
+        let n = self.resolution_for(rel_error)?;
+        Ok((self.to_solid(n)?, n))
+    }
+
     /// The smallest resolution whose inscribed mesh's volume is within `rel_error` of the
     /// primitive's (the exact deficit plus `1e-6` for the `f32` vertices); `rel_error` must be
     /// in `5e-5 ..= 1` (the finest resolution, 1024, leaves a sphere 1.6e-5 short). The cuboid needs no resolution (3 is returned).

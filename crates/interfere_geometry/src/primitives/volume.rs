@@ -470,8 +470,9 @@ pub fn half_space_solid_volume(
     solid: &Solid,
     solid_pose: &DPose,
 ) -> Result<Option<PrimitiveVolume>, PrimitiveError> {
-    let Primitive::HalfSpace { normal } = Primitive::half_space(normal)? else {
-        unreachable!("half_space builds a HalfSpace");
+    let normal = match Primitive::half_space(normal)? {
+        Primitive::HalfSpace { normal } => normal,
+        other => return Err(PrimitiveError::NoClosedFormWithMesh(other.kind())),
     };
     check_pose(half_space_pose, "the half-space")?;
     check_pose(solid_pose, "the mesh")?;

@@ -62,9 +62,9 @@ fn primitive_pairs_agree_with_tessellation_brackets() {
             assert!(yes > 5 && no > 5, "kinds {ka} {kb}: {yes} yes, {no} no");
         }
     }
-    // Measured: a few percent of random poses fall between the two tessellations at 48.
+    // Measured: 1 of 600 random poses falls between the two tessellations at 48.
     assert!(
-        ambiguous * 10 < decided,
+        ambiguous * 50 < decided,
         "{ambiguous} ambiguous of {}",
         decided + ambiguous
     );

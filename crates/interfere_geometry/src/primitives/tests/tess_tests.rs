@@ -116,7 +116,8 @@ fn resolution_for_meets_the_tolerance() {
     for shape in shapes() {
         for tol in [0.1, 1e-2, 1e-3, 1e-4] {
             let n = shape.resolution_for(tol).unwrap();
-            let mesh = shape.to_solid(n).unwrap();
+            let (mesh, m) = shape.to_solid_within(tol).unwrap();
+            assert_eq!(m, n);
             let err = 1.0 - mesh.volume() / shape.volume();
             assert!(err.abs() <= tol, "{shape:?} tol {tol}: n {n} gives {err}");
             if n > 3 {
