@@ -56,8 +56,8 @@ pub use pipeline::{
 };
 pub use pose::{DPose, Pose};
 pub use primitives::{
-    Compound, CompoundPart, PartVolume, PlanarRegion, Primitive, PrimitiveError, PrimitiveHit,
-    PrimitiveKind, PrimitiveVolume, SurfacePiece, VolumeMethod, intersection_volume,
+    Compound, CompoundPart, CompoundVolumes, PartVolume, PlanarRegion, Primitive, PrimitiveError,
+    PrimitiveHit, PrimitiveKind, PrimitiveVolume, SurfacePiece, VolumeMethod, intersection_volume,
     primitive_solid_intersect, primitive_solid_volume, primitives_intersect,
 };
 pub use sap::{PairTracking, ProxyId, SweepAndPrune, UpdateStats};
