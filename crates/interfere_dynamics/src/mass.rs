@@ -149,6 +149,48 @@ impl MassProperties {
             inertia: DMat3::from_diagonal(DVec3::splat(0.4 * mass * radius * radius)),
         })
     }
+
+    /// Analytic properties of a capsule along Y (the points within `radius` of the segment
+    /// `y ∈ [−half_length, half_length]`, as Bevy's `Capsule3d`), centred at the origin. With
+    /// `m_c` the cylinder's mass and `m_s` both hemispheres': `I_y = m_c r²/2 + ⅖ m_s r²`,
+    /// `I_x = I_z = m_c (r²/4 + h²/3) + m_s (⅖ r² + h² + ¾ h r)`.
+    pub fn capsule(half_length: f64, radius: f64, density: f64) -> Result<Self, MassError> {
+        check_density(density)?;
+        let (h, r) = (half_length, radius);
+        if !(h.is_finite() && r.is_finite() && h > 0.0 && r > 0.0) {
+            return Err(MassError::BadDimensions([r, h, r]));
+        }
+        let pi = std::f64::consts::PI;
+        let mc = 2.0 * pi * r * r * h * density;
+        let ms = 4.0 / 3.0 * pi * r.powi(3) * density;
+        let axial = mc * r * r / 2.0 + 0.4 * ms * r * r;
+        let side = mc * (r * r / 4.0 + h * h / 3.0) + ms * (0.4 * r * r + h * h + 0.75 * h * r);
+        Ok(Self {
+            volume: (mc + ms) / density,
+            mass: mc + ms,
+            center_of_mass: DVec3::ZERO,
+            inertia: DMat3::from_diagonal(DVec3::new(side, axial, side)),
+        })
+    }
+
+    /// Analytic properties of a solid cylinder along Y with caps at `y = ±half_height` (as
+    /// Bevy's `Cylinder`), centred at the origin: `I_y = m r²/2`, `I_x = I_z = m (r²/4 + h²/3)`.
+    pub fn cylinder(half_height: f64, radius: f64, density: f64) -> Result<Self, MassError> {
+        check_density(density)?;
+        let (h, r) = (half_height, radius);
+        if !(h.is_finite() && r.is_finite() && h > 0.0 && r > 0.0) {
+            return Err(MassError::BadDimensions([r, h, r]));
+        }
+        let volume = 2.0 * std::f64::consts::PI * r * r * h;
+        let mass = volume * density;
+        let side = mass * (r * r / 4.0 + h * h / 3.0);
+        Ok(Self {
+            volume,
+            mass,
+            center_of_mass: DVec3::ZERO,
+            inertia: DMat3::from_diagonal(DVec3::new(side, mass * r * r / 2.0, side)),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -260,6 +302,55 @@ mod tests {
         let i_axis = m.inertia.z_axis.z;
         let exact = m.mass * (big_r * big_r + 0.75 * r * r);
         assert!((i_axis - exact).abs() / exact < 0.01, "{i_axis} vs {exact}");
+    }
+
+    /// Oracle: the divergence-theorem integration above on fine inscribed and circumscribed
+    /// tessellations (`interfere_geometry`'s primitives), which bracket every diagonal moment
+    /// and converge to it.
+    #[test]
+    fn capsule_and_cylinder_match_their_tessellations() {
+        use interfere_geometry::Primitive;
+        for (prim, exact) in [
+            (
+                Primitive::capsule(0.7, 0.4).unwrap(),
+                MassProperties::capsule(0.7, 0.4, 2.5).unwrap(),
+            ),
+            (
+                Primitive::capsule(0.05, 1.2).unwrap(),
+                MassProperties::capsule(0.05, 1.2, 2.5).unwrap(),
+            ),
+            (
+                Primitive::cylinder(0.6, 0.45).unwrap(),
+                MassProperties::cylinder(0.6, 0.45, 2.5).unwrap(),
+            ),
+            (
+                Primitive::cylinder(0.05, 2.0).unwrap(),
+                MassProperties::cylinder(0.05, 2.0, 2.5).unwrap(),
+            ),
+        ] {
+            assert!((exact.volume - prim.volume()).abs() < 1e-12 * exact.volume);
+            let inner = mass_properties(&prim.to_solid(256).unwrap(), 2.5).unwrap();
+            let outer = mass_properties(&prim.to_solid_circumscribed(256).unwrap(), 2.5).unwrap();
+            assert!(inner.mass <= exact.mass && exact.mass <= outer.mass * (1.0 + 1e-6));
+            for k in 0..3 {
+                let (a, b, c) = (
+                    inner.inertia.col(k)[k],
+                    exact.inertia.col(k)[k],
+                    outer.inertia.col(k)[k],
+                );
+                assert!(
+                    a <= b * (1.0 + 1e-6) && b <= c * (1.0 + 1e-6),
+                    "{prim:?} {k}"
+                );
+                // Measured at resolution 256: 1.3e-4 to 4.3e-4 below the closed form.
+                assert!((a - b).abs() < 5e-4 * b, "{prim:?} {k}: {a} vs {b}");
+            }
+            assert!(mat_close(exact.inertia, exact.inertia.transpose(), 0.0));
+        }
+        assert!(MassProperties::capsule(0.0, 1.0, 1.0).is_err());
+        assert!(MassProperties::capsule(1.0, f64::NAN, 1.0).is_err());
+        assert!(MassProperties::cylinder(1.0, -1.0, 1.0).is_err());
+        assert!(MassProperties::cylinder(1.0, 1.0, 0.0).is_err());
     }
 
     #[test]

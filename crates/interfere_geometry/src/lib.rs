@@ -3,7 +3,8 @@
 //! CPU geometry for Interfere, with no Bevy and no GPU: triangle meshes and their import and
 //! validation, bounding volumes, exact triangle-triangle tests, bounding-volume hierarchies and
 //! their traversals, sweep-and-prune, convex hulls with closest features, colliding-face
-//! detection and the intersection-volume reference.
+//! detection, the intersection-volume reference, and primitive colliders (sphere, capsule,
+//! cuboid, cylinder, half-space) with closed-form tests and volumes.
 //!
 //! Every fast path here has an oracle test (brute force, exact predicates or an analytic value),
 //! and every GPU kernel in `interfere_gpu` has its CPU twin here.
@@ -23,6 +24,7 @@ pub mod mesh;
 pub mod obb;
 pub mod pipeline;
 pub mod pose;
+pub mod primitives;
 #[cfg(test)]
 mod proptests;
 pub mod sap;
@@ -55,6 +57,11 @@ pub use pipeline::{
     LinManochaPipeline, ObjectId, PairContact, PairDistance, PipelineError, StepReport,
 };
 pub use pose::{DPose, Pose};
+pub use primitives::{
+    Compound, CompoundPart, CompoundVolumes, PartVolume, PlanarRegion, Primitive, PrimitiveError,
+    PrimitiveHit, PrimitiveKind, PrimitiveVolume, VolumeMethod, intersection_volume,
+    primitive_solid_intersect, primitive_solid_volume, primitives_intersect,
+};
 pub use sap::{PairTracking, ProxyId, SweepAndPrune, UpdateStats};
 pub use topology::{Edge, Solid, Topology};
 pub use tri_tri::{segment_intersects_triangle, triangles_intersect};
