@@ -16,6 +16,7 @@ pub mod body;
 pub mod contact;
 pub mod mass;
 pub mod mesh_volume;
+pub mod progress;
 pub mod scene;
 pub mod solver;
 pub mod world;
