@@ -21,6 +21,7 @@
 use super::tumble::tumble_pose;
 use crate::output::{ms, print_json};
 use clap::Args;
+use interfere_dynamics::progress::Progress;
 use interfere_geometry::volume::{
     AxisRay, IntervalSweep, RayHit, RayMesh, Sampling, UniformOptions, UniformVolume, VolumeError,
     VolumeOnlyOptions,
@@ -323,8 +324,8 @@ fn time_row(
     })
 }
 
-/// Runs the benchmark.
-pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
+/// Runs the benchmark; progress goes to standard error unless `quiet`.
+pub fn run(args: VolumeBenchArgs, quiet: bool) -> Result<(), String> {
     if args.steps == 0 {
         return Err("--steps must be at least 1".into());
     }
@@ -353,6 +354,10 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut distances = Vec::new();
+    // Per distance: the reference volumes, then one row of `steps` poses per combination.
+    let rows_per_distance = args.resolutions.len() * args.coarse.len() * args.axes.len();
+    let total = (args.distances.len() * args.steps * (1 + rows_per_distance)) as u64;
+    let mut progress = Progress::unless_quiet("bench volume", total, quiet).unit("poses");
     for &d in &args.distances {
         let poses: Vec<_> = (0..args.steps)
             .map(|i| tumble_pose(d, i, args.steps))
@@ -372,6 +377,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                 self_difference = self_difference.max((half - v).abs() / v);
             }
             reference.push(v);
+            progress.tick(1);
         }
         let overlapping = reference.iter().filter(|&&v| v > 0.0).count();
         let manifold_ms = MANIFOLD_MS
@@ -392,6 +398,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                     rows.push(time_row(
                         &sampler, &solid, &tree, &poses, &reference, r, f, row, d,
                     )?);
+                    progress.tick(poses.len() as u64);
                 }
             }
         }
@@ -409,6 +416,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
             resolutions: rows,
         });
     }
+    progress.finish();
     let report = Report {
         mesh: args.mesh.display().to_string(),
         triangles: solid.triangle_count(),
