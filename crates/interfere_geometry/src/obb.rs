@@ -356,9 +356,10 @@ pub(crate) fn closed_form_axes(m: DMat3) -> Option<[DVec3; 3]> {
     }
     let inv = 1.0 / scale;
     let [a00, a11, a22, a01, a02, a12] = raw.map(|x| x * inv);
-    let q = (a00 + a11 + a22) / 3.0;
+    let q = (a00 + a11 + a22) * (1.0 / 3.0);
     let (b00, b11, b22) = (a00 - q, a11 - q, a22 - q);
-    let p2 = (b00 * b00 + b11 * b11 + b22 * b22 + 2.0 * (a01 * a01 + a02 * a02 + a12 * a12)) / 6.0;
+    let p2 = (b00 * b00 + b11 * b11 + b22 * b22 + 2.0 * (a01 * a01 + a02 * a02 + a12 * a12))
+        * (1.0 / 6.0);
     let p = p2.sqrt();
     if p.is_nan() || p <= 1e-9 {
         return None;
@@ -366,7 +367,7 @@ pub(crate) fn closed_form_axes(m: DMat3) -> Option<[DVec3; 3]> {
     // det((M − qI)/p) / 2 = cos 3φ; the eigenvalues are q + 2p·cos(φ + 2πk/3).
     let det = b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02)
         + a02 * (a01 * a12 - b11 * a02);
-    let phi = (0.5 * det / (p2 * p)).clamp(-1.0, 1.0).acos() / 3.0;
+    let phi = (0.5 * det / (p2 * p)).clamp(-1.0, 1.0).acos() * (1.0 / 3.0);
     // φ ∈ [0, π/3], so sin φ ≥ 0.
     let cos = phi.cos();
     let sin = (1.0 - cos * cos).max(0.0).sqrt();
@@ -389,7 +390,7 @@ pub(crate) fn closed_form_axes(m: DMat3) -> Option<[DVec3; 3]> {
             2
         };
         let len = n[i].sqrt();
-        (c[i] / len, len)
+        (c[i] * (1.0 / len), len)
     };
     // λ1 − λ3 ≥ 3p, so one of the two gaps to λ2 is at least 1.5p and one vector is good.
     let good = 1e-5 * p * p;
