@@ -8,8 +8,10 @@
 //! starts, and every tree is dropped after its clock stops.
 //!
 //! `--cpu-time` reads the building thread's CPU time instead of the wall clock (Linux,
-//! `/proc/thread-self/schedstat`), which other processes' load on the machine does not inflate;
-//! the multi-threaded OBBTree row is then left out, since its helper threads are not counted.
+//! `/proc/thread-self/schedstat`), which other processes' load on the machine does not inflate,
+//! once around all repetitions (the kernel updates it too coarsely for single short builds) and
+//! reports the mean; the multi-threaded OBBTree row is then left out, since its helper threads
+//! are not counted.
 
 use super::parry_peer;
 use clap::Args;
@@ -77,48 +79,57 @@ enum Clock {
     ThreadCpu,
 }
 
-impl Clock {
-    /// The current reading in nanoseconds (wall: since `origin`).
-    fn now(self, origin: Instant) -> Result<u64, String> {
-        match self {
-            Clock::Wall => Ok(origin.elapsed().as_nanos() as u64),
-            Clock::ThreadCpu => {
-                let text = std::fs::read_to_string("/proc/thread-self/schedstat")
-                    .map_err(|e| format!("--cpu-time needs /proc/thread-self/schedstat: {e}"))?;
-                text.split_whitespace()
-                    .next()
-                    .and_then(|x| x.parse().ok())
-                    .ok_or_else(|| format!("unreadable /proc/thread-self/schedstat: {text:?}"))
-            }
-        }
-    }
-
-    /// Milliseconds `build` takes; what it returns is dropped after the clock stops.
-    fn time<T>(self, build: impl FnOnce() -> T) -> Result<f64, String> {
-        let origin = Instant::now();
-        let start = self.now(origin)?;
-        let built = build();
-        let end = self.now(origin)?;
-        drop(built);
-        Ok(end.saturating_sub(start) as f64 * 1e-6)
-    }
+/// The calling thread's CPU time in nanoseconds (Linux). The kernel brings it up to date at
+/// ticks and context switches, so single short builds read it coarsely; [`measure`] reads it
+/// once around all repetitions.
+fn thread_cpu_ns() -> Result<u64, String> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .map_err(|e| format!("--cpu-time needs /proc/thread-self/schedstat: {e}"))?;
+    text.split_whitespace()
+        .next()
+        .and_then(|x| x.parse().ok())
+        .ok_or_else(|| format!("unreadable /proc/thread-self/schedstat: {text:?}"))
 }
 
-/// Runs `once` (which returns the milliseconds it timed) `reps` times after one warm-up;
-/// returns (median, min).
-fn repeat(
+/// Times `build` on `reps` inputs from `input` (made before the clock starts) after one
+/// untimed warm-up; what `build` returns is dropped after the clock stops. Wall clock: each
+/// build timed alone, returns (median, min). Thread CPU time: all builds timed together,
+/// returns (mean, mean).
+fn measure<I, O>(
+    clock: Clock,
     reps: usize,
     progress: &mut Progress,
-    mut once: impl FnMut() -> Result<f64, String>,
+    mut input: impl FnMut() -> I,
+    mut build: impl FnMut(I) -> Result<O, String>,
 ) -> Result<(f64, f64), String> {
-    once()?;
-    let mut ms = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        ms.push(once()?);
-        progress.tick(1);
+    drop(build(input())?);
+    match clock {
+        Clock::Wall => {
+            let mut ms = Vec::with_capacity(reps);
+            for _ in 0..reps {
+                let i = input();
+                let t = Instant::now();
+                let built = build(i)?;
+                ms.push(t.elapsed().as_secs_f64() * 1e3);
+                drop(built);
+                progress.tick(1);
+            }
+            ms.sort_by(f64::total_cmp);
+            Ok((ms[ms.len() / 2], ms[0]))
+        }
+        Clock::ThreadCpu => {
+            let inputs: Vec<I> = (0..reps).map(|_| input()).collect();
+            let mut built = Vec::with_capacity(reps);
+            let start = thread_cpu_ns()?;
+            for i in inputs {
+                built.push(build(i)?);
+                progress.tick(1);
+            }
+            let mean = (thread_cpu_ns()? - start) as f64 * 1e-6 / reps as f64;
+            drop(built);
+            Ok((mean, mean))
+        }
     }
-    ms.sort_by(f64::total_cmp);
-    Ok((ms[ms.len() / 2], ms[0]))
 }
 
 /// Runs the benchmark; progress goes to standard error unless `quiet`.
@@ -157,37 +168,39 @@ pub fn run(args: BuildArgs, quiet: bool) -> Result<(), String> {
                 min_ms,
             })
         };
+        let no_input = || ();
         row(
             "OBBTree, 1 thread".into(),
-            repeat(reps, &mut progress, || clock.time(|| ObbTree::build(mesh)))?,
+            measure(clock, reps, &mut progress, no_input, |()| {
+                Ok(ObbTree::build(mesh))
+            })?,
         );
         if !args.cpu_time {
             row(
                 format!("OBBTree, {} threads", args.threads),
-                repeat(reps, &mut progress, || {
-                    clock.time(|| ObbTree::build_with_threads(mesh, args.threads))
+                measure(clock, reps, &mut progress, no_input, |()| {
+                    Ok(ObbTree::build_with_threads(mesh, args.threads))
                 })?,
             );
         }
         row(
             "balanced AABB tree".into(),
-            repeat(reps, &mut progress, || {
-                clock.time(|| BalancedTree::build(mesh))
+            measure(clock, reps, &mut progress, no_input, |()| {
+                Ok(BalancedTree::build(mesh))
             })?,
         );
         if !args.no_parry {
-            let (vertices, indices) = parry_peer::buffers(mesh);
+            // parry takes the buffers by value: the copies are made before the clock starts.
+            let buffers = parry_peer::buffers(mesh);
             row(
                 "parry3d TriMesh::new (BVH)".into(),
-                repeat(reps, &mut progress, || {
-                    // parry takes the buffers by value: copy them before the clock starts.
-                    let (v, i) = (vertices.clone(), indices.clone());
-                    let mut failed = None;
-                    // The mesh is returned, so that it is dropped after the clock stops.
-                    let ms = clock
-                        .time(|| parry_peer::build_trimesh(v, i).map_err(|e| failed = Some(e)))?;
-                    failed.map_or(Ok(ms), Err)
-                })?,
+                measure(
+                    clock,
+                    reps,
+                    &mut progress,
+                    || buffers.clone(),
+                    |(v, i)| parry_peer::build_trimesh(v, i),
+                )?,
             );
         }
         reports.push(MeshReport {
@@ -200,9 +213,9 @@ pub fn run(args: BuildArgs, quiet: bool) -> Result<(), String> {
     progress.finish();
     let report = Report {
         clock: if args.cpu_time {
-            "thread CPU time"
+            "thread CPU time, mean of all runs (listed twice)"
         } else {
-            "wall clock"
+            "wall clock, median (min)"
         },
         reps: args.reps,
         meshes: reports,
@@ -216,7 +229,7 @@ pub fn run(args: BuildArgs, quiet: bool) -> Result<(), String> {
 
 fn print_table(r: &Report) {
     println!(
-        "hierarchy build, {}: median (min) of {} runs after a warm-up, ms",
+        "hierarchy build, {} of {} runs after a warm-up, ms",
         r.clock, r.reps
     );
     for m in &r.meshes {

@@ -86,7 +86,18 @@ impl ObbTree {
     pub fn build_with_threads(mesh: &TriMesh, threads: usize) -> Self {
         let (mut tris, moments) = prepare(mesh);
         let sums = Sums::of(&tris, &moments);
-        let nodes = subtree(&mut tris, &moments, sums, threads.max(1));
+        let placeholder = ObbNode {
+            obb: EVERYWHERE,
+            kind: ObbNodeKind::Leaf { triangle: 0 },
+        };
+        let mut nodes = vec![placeholder; 2 * tris.len() - 1];
+        let (root, descendants) = nodes.split_at_mut(1);
+        let slots = Slots {
+            root: &mut root[0],
+            descendants,
+            offset: 1,
+        };
+        subtree(&mut tris, &moments, sums, threads.max(1), 0, slots);
         Self {
             nodes,
             triangle_count: tris.len(),
@@ -325,20 +336,45 @@ fn prepare(mesh: &TriMesh) -> (Vec<Tri>, Vec<Moments>) {
     (tris, moments)
 }
 
-/// The nodes of the subtree over `tris` (reordered in place; `moments` in mesh order; `sums`
-/// are the triangles'), its root at index 0 and the two children of every internal node adjacent, in the
-/// layout "node, children, left child's descendants, right child's descendants".
-fn subtree(tris: &mut [Tri], moments: &[Moments], sums: Sums, threads: usize) -> Vec<ObbNode> {
-    let placeholder = ObbNode {
-        obb: EVERYWHERE,
-        kind: ObbNodeKind::Leaf { triangle: 0 },
-    };
-    let mut nodes = vec![placeholder; 2 * tris.len() - 1];
+/// Where a subtree's nodes go: its root's slot, and the run of slots for its descendants,
+/// which starts at global index `offset` (the root's two children, then the left child's
+/// descendants, then the right child's).
+struct Slots<'a> {
+    root: &'a mut ObbNode,
+    descendants: &'a mut [ObbNode],
+    offset: usize,
+}
+
+impl Slots<'_> {
+    /// The slot of global index `g` (the root is the one index outside the run).
+    fn at(&mut self, g: usize, root: usize) -> &mut ObbNode {
+        if g == root {
+            self.root
+        } else {
+            &mut self.descendants[g - self.offset]
+        }
+    }
+}
+
+/// Builds the subtree over `tris` (reordered in place; `moments` in mesh order; `sums` are the
+/// triangles') rooted at global index `root`, into `slots`. Every internal node's two children
+/// are adjacent, in the layout "node, its children, the left child's descendants, the right
+/// child's descendants", so a subtree of `k` triangles owns its root and the `2k − 2` slots
+/// after its children's position: the two halves of a split can be built on two threads into
+/// disjoint slices, with no copying and the same result.
+fn subtree(
+    tris: &mut [Tri],
+    moments: &[Moments],
+    sums: Sums,
+    threads: usize,
+    root: usize,
+    mut slots: Slots<'_>,
+) {
     let mut work = vec![Pending {
-        node: 0,
+        node: root,
         start: 0,
         end: tris.len(),
-        children: 1,
+        children: slots.offset,
         sums,
     }];
     while let Some(Pending {
@@ -351,14 +387,14 @@ fn subtree(tris: &mut [Tri], moments: &[Moments], sums: Sums, threads: usize) ->
     {
         let group = &mut tris[start..end];
         if let [t] = *group {
-            nodes[node] = ObbNode {
+            *slots.at(node, root) = ObbNode {
                 obb: fit_leaf(&t),
                 kind: ObbNodeKind::Leaf { triangle: t.id },
             };
             continue;
         }
         let (obb, mid, left_sums, right_sums) = fit_and_split(group, moments, &sums);
-        nodes[node] = ObbNode {
+        *slots.at(node, root) = ObbNode {
             obb,
             kind: ObbNodeKind::Internal {
                 left: children as u32,
@@ -366,18 +402,28 @@ fn subtree(tris: &mut [Tri], moments: &[Moments], sums: Sums, threads: usize) ->
         };
         // The left child's descendants take 2·mid − 2 slots after the two children.
         let right_children = children + 2 * mid;
-        if threads > 1 && group.len() >= PARALLEL_MIN {
+        // Only a subtree's root is handed to threads (its children are smaller than it, so
+        // if it was too small, they are too); it owns the whole run of descendant slots.
+        if threads > 1 && node == root && group.len() >= PARALLEL_MIN {
+            let (pair, rest) = slots.descendants.split_at_mut(2);
+            let (left_root, right_root) = pair.split_at_mut(1);
+            let (left_desc, right_desc) = rest.split_at_mut(right_children - children - 2);
             let (lt, rt) = group.split_at_mut(mid);
             let (l_threads, r_threads) = (threads.div_ceil(2), threads / 2);
-            let (ln, rn) = std::thread::scope(|s| {
-                let l = s.spawn(move || subtree(lt, moments, left_sums, l_threads));
-                let r = subtree(rt, moments, right_sums, r_threads);
-                // A panic in the build is a bug; pass it on unchanged.
-                let l = l.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                (l, r)
+            let left = Slots {
+                root: &mut left_root[0],
+                descendants: left_desc,
+                offset: children + 2,
+            };
+            let right = Slots {
+                root: &mut right_root[0],
+                descendants: right_desc,
+                offset: right_children,
+            };
+            std::thread::scope(|s| {
+                s.spawn(move || subtree(lt, moments, left_sums, l_threads, children, left));
+                subtree(rt, moments, right_sums, r_threads, children + 1, right);
             });
-            place(&mut nodes, children, children + 2, &ln);
-            place(&mut nodes, children + 1, right_children, &rn);
             continue;
         }
         work.push(Pending {
@@ -395,7 +441,6 @@ fn subtree(tris: &mut [Tri], moments: &[Moments], sums: Sums, threads: usize) ->
             sums: left_sums,
         });
     }
-    nodes
 }
 
 /// The box of a run of triangles (at least two): axes from their area covariance (`sums`),
@@ -501,26 +546,6 @@ fn triangle_frame(c: [DVec3; 3]) -> Option<[Vec3; 3]> {
         .iter()
         .all(|a| a.is_normalized())
         .then(|| [a0.as_vec3(), a1.as_vec3(), n.as_vec3()])
-}
-
-/// Copies a subtree built with its root at 0 and its root's children at 1 into `nodes`: the
-/// root to `root`, the rest from `rest` on, with child indices shifted to match.
-fn place(nodes: &mut [ObbNode], root: usize, rest: usize, sub: &[ObbNode]) {
-    let shift = |n: ObbNode, by: usize| match n.kind {
-        ObbNodeKind::Internal { left } => ObbNode {
-            kind: ObbNodeKind::Internal {
-                left: (left as usize + by) as u32,
-            },
-            ..n
-        },
-        ObbNodeKind::Leaf { .. } => n,
-    };
-    // Local index j ≥ 1 goes to rest + j − 1.
-    let by = rest - 1;
-    nodes[root] = shift(sub[0], by);
-    for (dst, &n) in nodes[rest..rest + sub.len() - 1].iter_mut().zip(&sub[1..]) {
-        *dst = shift(n, by);
-    }
 }
 
 /// Reorders `group` (at least two triangles) into two non-empty runs and returns the size of
@@ -979,6 +1004,195 @@ mod tests {
         let root = ObbTree::build(&ellipsoid).root().obb;
         let long = root.axes[root.longest_axis()];
         assert!(long.dot(q * Vec3::X).abs() > 0.999, "{root:?}");
+    }
+
+    /// The build before the surface covariance (kept here as the quality reference): every
+    /// node's box from [`Obb::fit`], the covariance of the convex hull of its vertices, split as
+    /// now. Nodes as `(box, Some(triangle) | None, left child)`.
+    fn hull_fit_tree(mesh: &TriMesh) -> Vec<(Obb, Option<u32>, u32)> {
+        let tris = mesh.triangles();
+        let centroids: Vec<DVec3> = (0..tris.len())
+            .map(|t| mesh.triangle(t).map(Vec3::as_dvec3).iter().sum::<DVec3>() / 3.0)
+            .collect();
+        let mut order: Vec<u32> = (0..tris.len() as u32).collect();
+        let mut nodes = vec![(EVERYWHERE, None, 0)];
+        let mut work = vec![(0usize, 0usize, tris.len())];
+        while let Some((node, start, end)) = work.pop() {
+            let group = &mut order[start..end];
+            let mut ids: Vec<u32> = group.iter().flat_map(|&t| tris[t as usize]).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let points: Vec<Vec3> = ids.iter().map(|&i| mesh.vertices()[i as usize]).collect();
+            let obb = Obb::fit(&points).unwrap();
+            if let [t] = *group {
+                nodes[node] = (obb, Some(t), 0);
+                continue;
+            }
+            let n = group.len();
+            let mean = group.iter().map(|&t| centroids[t as usize]).sum::<DVec3>() / n as f64;
+            let mut mid = 0;
+            for i in longest_first(&obb) {
+                let axis = obb.axes[i].as_dvec3();
+                let mut k = 0;
+                for j in 0..n {
+                    if (centroids[group[j] as usize] - mean).dot(axis) < 0.0 {
+                        group.swap(j, k);
+                        k += 1;
+                    }
+                }
+                if k > 0 && k < n {
+                    mid = k;
+                    break;
+                }
+            }
+            if mid == 0 {
+                let axis = obb.axes[longest_first(&obb)[0]].as_dvec3();
+                let key = |t: u32| centroids[t as usize].dot(axis);
+                group.sort_unstable_by(|&s, &t| key(s).total_cmp(&key(t)).then(s.cmp(&t)));
+                mid = n / 2;
+            }
+            let left = nodes.len();
+            nodes.push((EVERYWHERE, None, 0));
+            nodes.push((EVERYWHERE, None, 0));
+            nodes[node] = (obb, None, left as u32);
+            work.push((left + 1, start + mid, end));
+            work.push((left, start, start + mid));
+        }
+        nodes
+    }
+
+    /// The tree's traversal of a mesh against itself, counting: (node pairs box-tested, leaf
+    /// pairs reached). Same descent rule as [`ObbTree::all_pairs`].
+    fn traversal_work(nodes: &[(Obb, Option<u32>, u32)], pose: &DPose) -> (u64, u64) {
+        let (mut tests, mut leaves) = (0, 0);
+        let mut stack = vec![(0u32, 0u32)];
+        while let Some((ia, ib)) = stack.pop() {
+            let (a, b) = (nodes[ia as usize], nodes[ib as usize]);
+            tests += 1;
+            if !obb_overlap(&a.0, &b.0, pose) {
+                continue;
+            }
+            let size = |o: &Obb| o.half_extents.length_squared();
+            match (a.1, b.1) {
+                (Some(_), Some(_)) => leaves += 1,
+                (None, Some(_)) => stack.extend([(a.2 + 1, ib), (a.2, ib)]),
+                (Some(_), None) => stack.extend([(ia, b.2 + 1), (ia, b.2)]),
+                (None, None) if size(&a.0) >= size(&b.0) => {
+                    stack.extend([(a.2 + 1, ib), (a.2, ib)])
+                }
+                (None, None) => stack.extend([(ia, b.2 + 1), (ia, b.2)]),
+            }
+        }
+        (tests, leaves)
+    }
+
+    fn as_triples(tree: &ObbTree) -> Vec<(Obb, Option<u32>, u32)> {
+        let node = |n: &ObbNode| match n.kind {
+            ObbNodeKind::Leaf { triangle } => (n.obb, Some(triangle), 0),
+            ObbNodeKind::Internal { left } => (n.obb, None, left),
+        };
+        tree.nodes().iter().map(node).collect()
+    }
+
+    /// The pose of Zachmann's tumbling protocol (`interfere bench tumble`) at step `i` of `n`.
+    fn tumble(d: f64, i: usize, n: usize) -> DPose {
+        let golden = (1.0 + 5f64.sqrt()) / 2.0;
+        let alpha = std::f64::consts::TAU * i as f64 / n as f64;
+        let beta = std::f64::consts::TAU * (i as f64 * golden).fract();
+        DPose {
+            rotation: DMat3::from_rotation_x(beta) * DMat3::from_rotation_z(alpha),
+            translation: DVec3::new(d, 0.0, 0.0),
+        }
+    }
+
+    /// Per distance: mean box tests and leaf pairs per query, hull-fit tree then this one.
+    fn work_against_the_hull_fit(mesh: &TriMesh, steps: usize) -> Vec<[f64; 5]> {
+        let (old, new) = (hull_fit_tree(mesh), as_triples(&ObbTree::build(mesh)));
+        [2.0, 1.5, 1.0, 0.5, 0.25, 0.0]
+            .iter()
+            .map(|&d| {
+                let mut sum = [d, 0.0, 0.0, 0.0, 0.0];
+                for i in 0..steps {
+                    let pose = tumble(d, i, steps);
+                    let (o, n) = (traversal_work(&old, &pose), traversal_work(&new, &pose));
+                    let per = |x: u64| x as f64 / steps as f64;
+                    sum[1] += per(o.0);
+                    sum[2] += per(n.0);
+                    sum[3] += per(o.1);
+                    sum[4] += per(n.1);
+                }
+                sum
+            })
+            .collect()
+    }
+
+    /// The surface-covariance tree prunes at least about as well as the hull-covariance tree
+    /// it replaced: over the tumbling protocol on a bumpy sphere and on the thread, no more
+    /// than 5 % more box tests or leaf pairs at any distance.
+    #[test]
+    fn prunes_as_well_as_the_hull_fit_tree() {
+        let spec = crate::threads::ThreadSpec {
+            columns: 32,
+            ..crate::threads::ThreadSpec::M10
+        };
+        let meshes = [
+            shapes::bumpy_sphere(1.0, 0.3, 4.0, 3, 7).into_mesh(),
+            crate::threads::bolt(&spec, 6.0)
+                .into_mesh()
+                .normalized_to_unit_cube(),
+        ];
+        for mesh in &meshes {
+            for [d, old_tests, new_tests, old_leaves, new_leaves] in
+                work_against_the_hull_fit(mesh, 12)
+            {
+                assert!(
+                    new_tests <= 1.05 * old_tests,
+                    "d {d}: {new_tests} vs {old_tests}"
+                );
+                assert!(
+                    new_leaves <= 1.05 * old_leaves,
+                    "d {d}: {new_leaves} vs {old_leaves}"
+                );
+            }
+        }
+    }
+
+    /// The table of docs/benchmarks.md: mean box tests and leaf pairs per tumbling query,
+    /// hull-fit tree against this one. Run with
+    /// `cargo test -p interfere_geometry --release obbtree::tests::hull_fit_table -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "needs ../shared/meshes; run in release"]
+    fn hull_fit_table() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes");
+        for (name, steps) in [
+            ("bunny25k.obj", 50),
+            ("bunny100k.obj", 25),
+            ("armadillo.obj", 25),
+        ] {
+            let path = dir.join(name);
+            let mesh = crate::io::load_mesh(&path, &crate::mesh::MeshOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                .normalized_to_unit_cube();
+            let min_ms = |build: &dyn Fn()| {
+                (0..3)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        build();
+                        t.elapsed().as_secs_f64() * 1e3
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let old_ms = min_ms(&|| drop(hull_fit_tree(&mesh)));
+            let new_ms = min_ms(&|| drop(ObbTree::build(&mesh)));
+            println!(
+                "{name}: build (min of 3, wall clock) hull-fit {old_ms:.1} ms, surface {new_ms:.1} ms"
+            );
+            println!("{name}, {steps} tumbling steps per distance, per query:");
+            println!("    d  box tests hull-fit  surface   leaf pairs hull-fit  surface");
+            for [d, ot, nt, ol, nl] in work_against_the_hull_fit(&mesh, steps) {
+                println!("{d:>5}  {ot:>18.0} {nt:>8.0}  {ol:>19.0} {nl:>8.0}");
+            }
+        }
     }
 
     /// Every node of the trees of the shared benchmark meshes holds its triangles. Run with
