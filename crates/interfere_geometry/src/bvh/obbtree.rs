@@ -68,8 +68,9 @@ pub struct ObbTree {
     triangle_count: usize,
 }
 
-/// A box that overlaps everything; only used if fitting fails, which it cannot for a validated
-/// mesh (finite, non-empty).
+/// A box that overlaps everything: what every node slot holds until the build writes it (it
+/// writes every slot; `check_structure` in the tests finds every node's box holding its
+/// triangles, which this one would too, and `every_node_is_written` that none is left).
 const EVERYWHERE: Obb = Obb {
     center: Vec3::ZERO,
     axes: [Vec3::X, Vec3::Y, Vec3::Z],
@@ -934,6 +935,18 @@ mod tests {
         let tris: Vec<[u32; 3]> = (0..28).map(|i| [i, i + 1, i + 2]).collect();
         let needle = TriMesh::new(line, tris).unwrap();
         check_structure(&needle, &ObbTree::build(&needle));
+    }
+
+    #[test]
+    fn every_node_is_written() {
+        let mut rng = ChaCha8Rng::seed_from_u64(25);
+        let soup = random_soup(&mut rng, 2 * PARALLEL_MIN + 5, Vec3::ZERO);
+        for mesh in [soup, shapes::torus(1.0, 0.35, 16, 8).into_mesh()] {
+            for threads in [1, 2, 3] {
+                let tree = ObbTree::build_with_threads(&mesh, threads);
+                assert!(tree.nodes().iter().all(|n| n.obb != EVERYWHERE));
+            }
+        }
     }
 
     #[test]
