@@ -15,6 +15,10 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "interfere", version, about)]
 struct Cli {
+    /// No progress reports on standard error (long commands print them by default: a line
+    /// redrawn in place on a terminal, otherwise one line every few seconds and a summary).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -38,9 +42,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(args),
-        Command::Bench(cmd) => bench::run(cmd),
+        Command::Bench(cmd) => bench::run(cmd, cli.quiet),
         Command::Volume(args) => volume::run(args),
-        Command::Simulate(args) => simulate::run(args),
+        Command::Simulate(args) => simulate::run(args, cli.quiet),
         Command::GpuInfo => gpu_info(),
     };
     match result {

@@ -4,6 +4,7 @@
 use crate::output::ms;
 use clap::Args;
 use interfere_dynamics::Scene;
+use interfere_dynamics::progress::Progress;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -53,8 +54,8 @@ struct Output {
     stats: Vec<StepStats>,
 }
 
-/// Runs the command.
-pub fn run(args: SimulateArgs) -> Result<(), String> {
+/// Runs the command; progress goes to standard error unless `quiet`.
+pub fn run(args: SimulateArgs, quiet: bool) -> Result<(), String> {
     let mut scene = Scene::load(&args.scene).map_err(|e| e.to_string())?;
     if let Some(dt) = args.dt {
         scene.dt = dt;
@@ -64,6 +65,8 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     let mut trajectories: Vec<Vec<BodyState>> = (0..n).map(|_| Vec::new()).collect();
     let mut stats = Vec::new();
     let started = Instant::now();
+    let label = format!("simulate {}", args.scene.display());
+    let mut progress = Progress::unless_quiet(label, args.steps, quiet);
     for _ in 0..args.steps {
         let t = Instant::now();
         built.simulation.step();
@@ -89,7 +92,9 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             volume_ms: st.volume_ms,
             solver_ms: st.solver_ms,
         });
+        progress.tick(1);
     }
+    progress.finish();
     let total_ms = ms(started);
     println!(
         "{}: {} steps of {:.5} s ({:.2} s simulated) in {:.1} ms ({:.3} ms/step)",

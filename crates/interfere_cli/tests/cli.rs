@@ -571,3 +571,67 @@ fn volume_method_exact_reports_volume_gradient_and_regions() {
     let (ok, _, err) = interfere(&["volume", c, c, "--method", "exact", "--tolerance", "0.01"]);
     assert!(!ok && err.contains("--method exact"), "{err}");
 }
+
+#[test]
+fn long_commands_report_progress_on_stderr_unless_quiet() {
+    let scene = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../assets/scenes/boxes_on_ground.json"
+    );
+    // Not a terminal here: one line per interval (none in so short a run) and a summary.
+    let (ok, stdout, err) = interfere(&["simulate", scene, "--steps", "20"]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("20 steps"), "{stdout}");
+    let summary = err.lines().last().unwrap_or_default();
+    assert!(
+        summary.starts_with("simulate ") && summary.contains(": done, 20 steps in "),
+        "{err}"
+    );
+    assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+    let (ok, _, err) = interfere(&["simulate", scene, "--steps", "20", "--quiet"]);
+    assert!(ok && err.is_empty(), "{err}");
+    let (ok, _, err) = interfere(&["-q", "simulate", scene, "--steps", "5"]);
+    assert!(ok && err.is_empty(), "{err}");
+
+    // A benchmark with --json: standard output is the JSON alone, progress goes to stderr.
+    let dir = temp_dir("bench-build");
+    let sphere = dir.join("sphere.obj");
+    io::save_mesh(shapes::icosphere(1.0, 3).unwrap().mesh(), &sphere).unwrap();
+    let (ok, out, err) = interfere(&[
+        "bench",
+        "build",
+        "--mesh",
+        sphere.to_str().unwrap(),
+        "--reps",
+        "3",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let mesh = &v["meshes"][0];
+    assert_eq!(mesh["triangles"], 1280);
+    let rows = mesh["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["builder"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "OBBTree, 1 thread",
+            "OBBTree, 2 threads",
+            "balanced AABB tree",
+            "parry3d TriMesh::new (BVH)"
+        ]
+    );
+    for r in rows {
+        let (median, min) = (
+            r["median_ms"].as_f64().unwrap(),
+            r["min_ms"].as_f64().unwrap(),
+        );
+        assert!(min > 0.0 && min <= median, "{r}");
+    }
+    assert!(err.contains("bench build: done, 12 builds in"), "{err}");
+    let (ok, _, err) = interfere(&["bench", "build", "--reps", "2"]);
+    assert!(!ok && err.contains("--mesh"), "{err}");
+}

@@ -24,6 +24,7 @@ pub mod mass;
 pub mod mesh_volume;
 pub mod narrow_phase;
 pub mod parallel;
+pub mod progress;
 pub mod query;
 #[cfg(test)]
 mod query_tests;

@@ -80,11 +80,23 @@ enum Shape {
 
 /// A mesh prepared for interference queries: the mesh, whether it is a closed solid, and its
 /// hierarchies (built on first use).
+///
+/// A collider is `Send + Sync`: [`Collider::prepare`] may run on a worker thread (a task pool)
+/// before the collider is moved to or shared with the thread that queries it, and threads that
+/// race to build the same tree get one build, whose result they all see (`OnceLock`).
 pub struct Collider {
     shape: Shape,
     balanced: OnceLock<BalancedTree>,
     obb: OnceLock<ObbTree>,
 }
+
+// Compile-time guard of the promise above (and of the trees' own thread safety).
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Collider>();
+    send_sync::<ObbTree>();
+    send_sync::<BalancedTree>();
+};
 
 impl Collider {
     /// Wraps a mesh. Open or non-manifold meshes are accepted (triangle pairs are still exact);
@@ -443,6 +455,36 @@ mod tests {
         };
         let r = big.interference(&small, &far, Method::Aabb, true).unwrap();
         assert_eq!(r, Interference::default());
+    }
+
+    /// Trees built on other threads (racing for the same `OnceLock`, or in a worker that
+    /// hands the collider back) are the trees built on this one.
+    #[test]
+    fn trees_build_off_the_calling_thread() {
+        let mesh = shapes::bumpy_sphere(1.0, 0.2, 4.0, 3, 5)
+            .unwrap()
+            .into_mesh();
+        let here = Collider::new(mesh.clone());
+        let shared = Collider::new(mesh.clone());
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    shared.prepare(Method::Obb);
+                    shared.prepare(Method::Aabb);
+                });
+            }
+        });
+        let moved = std::thread::spawn(move || {
+            let c = Collider::new(mesh);
+            c.prepare(Method::Obb);
+            c
+        })
+        .join()
+        .unwrap();
+        for other in [&shared, &moved] {
+            assert!(other.obb_tree() == here.obb_tree());
+        }
+        assert!(shared.balanced_tree() == here.balanced_tree());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Oriented bounding boxes: the covariance fit over the convex hull's surface and the 15-axis
-//! separating-axis overlap test.
+//! separating-axis overlap test; the closed-form eigenvectors and the one-pass conservative
+//! enclosure that the OBBTree build ([`crate::bvh::obbtree`]) uses with its own covariance.
 //!
 //! Implements Lin–Manocha 1996 (`lin-manocha-1996-interference-dynamic.md`), "Building an
 //! OBBTree" (box axes are the eigenvectors of the covariance matrix; to keep interior vertices
@@ -69,43 +70,11 @@ impl Obb {
     /// The smallest box with the given (nearly orthonormal) axes that holds `points`, padded
     /// to stay conservative after rounding. `points` must be non-empty and finite.
     fn enclose(points: &[Vec3], axes: [Vec3; 3]) -> Obb {
-        let a = axes.map(Vec3::as_dvec3);
-        let r = points[0].as_dvec3();
-        let mut lo = DVec3::splat(f64::INFINITY);
-        let mut hi = DVec3::splat(f64::NEG_INFINITY);
-        for p in points {
-            let d = p.as_dvec3() - r;
-            let s = DVec3::new(a[0].dot(d), a[1].dot(d), a[2].dot(d));
-            lo = lo.min(s);
-            hi = hi.max(s);
+        let mut span = Enclosure::new(points[0], axes);
+        for &p in points {
+            span.add(p);
         }
-        let mid = (lo + hi) * 0.5;
-        let center = (r + a[0] * mid.x + a[1] * mid.y + a[2] * mid.z).as_vec3();
-        // Extents measured from the rounded centre along the rounded axes.
-        let c = center.as_dvec3();
-        let mut h = DVec3::ZERO;
-        for p in points {
-            let d = p.as_dvec3() - c;
-            h = h.max(DVec3::new(a[0].dot(d), a[1].dot(d), a[2].dot(d)).abs());
-        }
-        // The axes are orthonormal only up to `eps`; a point's coordinates along the dual basis
-        // (the parallelepiped's own coordinates) differ from its projections by at most
-        // `eps · Σ h`, and so does the nearest exactly orthonormal frame. Pad for both, plus
-        // the `f64` rounding of the projections.
-        let mut eps = 0.0f64;
-        for i in 0..3 {
-            for j in 0..3 {
-                let target = if i == j { 1.0 } else { 0.0 };
-                eps = eps.max((a[i].dot(a[j]) - target).abs());
-            }
-        }
-        let pad = (4.0 * eps + 1e-12) * (h.x + h.y + h.z);
-        let h = h + DVec3::splat(pad);
-        Obb {
-            center,
-            axes,
-            half_extents: Vec3::new(round_up(h.x), round_up(h.y), round_up(h.z)),
-        }
+        span.finish()
     }
 
     /// Whether `p` lies in the closed box, computed in `f64` in the box's own (parallelepiped)
@@ -148,10 +117,101 @@ impl Obb {
     }
 }
 
-/// The smallest `f32` not below `x`.
+/// The smallest `f32` not below `x`, for `x ≥ 0` (half extents). Written as a select rather
+/// than a branch: whether `x` rounded down is a coin toss, and the box fit calls this three
+/// times per node.
 fn round_up(x: f64) -> f32 {
+    debug_assert!(x >= 0.0, "{x}");
     let f = x as f32;
-    if (f as f64) < x { f.next_up() } else { f }
+    // For a non-negative finite `f` the next float up is the next bit pattern (0 goes to the
+    // smallest subnormal); an infinite `f` never rounded down, so its successor is not taken.
+    let up = f32::from_bits(f.to_bits() + 1);
+    if (f as f64) < x { up } else { f }
+}
+
+/// The extreme projections of a stream of points on a fixed frame, turned into a conservative
+/// box by [`Enclosure::finish`] (one pass over the points).
+///
+/// The projections run in `f64` relative to the first point `r` (exact `f32` values, so
+/// `p − r` is exact or off by an ulp of itself however far from the origin the points are); each
+/// is off by a few ulps of `|p − r|`, at most the box's diameter, at most `2 Σ h`, far below the
+/// `1e-12 · Σ h` that [`Enclosure::finish`] pads.
+pub(crate) struct Enclosure {
+    /// The axes in `f64` (exact copies of the `f32` axes).
+    rows: [DVec3; 3],
+    axes: [Vec3; 3],
+    r: DVec3,
+    lo: DVec3,
+    hi: DVec3,
+}
+
+/// The pad [`Enclosure::finish`] adds for the `f64` rounding of the projections, relative to
+/// `Σ h`.
+const PROJECTION_PAD: f64 = 1e-12;
+
+impl Enclosure {
+    /// An empty enclosure on `axes`, measuring from `reference` (one of the points).
+    #[inline]
+    pub(crate) fn new(reference: Vec3, axes: [Vec3; 3]) -> Self {
+        Self {
+            rows: axes.map(Vec3::as_dvec3),
+            axes,
+            r: reference.as_dvec3(),
+            lo: DVec3::INFINITY,
+            hi: DVec3::NEG_INFINITY,
+        }
+    }
+
+    /// Takes one point.
+    #[inline]
+    pub(crate) fn add(&mut self, p: Vec3) {
+        let d = p.as_dvec3() - self.r;
+        let s = DVec3::new(
+            self.rows[0].dot(d),
+            self.rows[1].dot(d),
+            self.rows[2].dot(d),
+        );
+        self.lo = self.lo.min(s);
+        self.hi = self.hi.max(s);
+    }
+
+    /// The box: centre at the middle of the extremes rounded to `f32`, half extents measured
+    /// from the rounded centre, padded for the axes' deviation from orthonormality, for the
+    /// projections' rounding and for the `f64` rounding here, and rounded up to `f32`. At least
+    /// one point must have been added.
+    pub(crate) fn finish(self) -> Obb {
+        let a = self.axes.map(Vec3::as_dvec3);
+        let r = self.r;
+        let (lo, hi) = (self.lo, self.hi);
+        let mid = (lo + hi) * 0.5;
+        let center = (r + a[0] * mid.x + a[1] * mid.y + a[2] * mid.z).as_vec3();
+        // Extents from the rounded centre along the rounded axes: the projection of `p − c` is
+        // the projection of `p − r` minus that of `c − r` (up to rounding that the pad covers).
+        let cc = center.as_dvec3() - r;
+        let cc = DVec3::new(a[0].dot(cc), a[1].dot(cc), a[2].dot(cc));
+        let h = (hi - cc).max(cc - lo).max(DVec3::ZERO);
+        // The axes are orthonormal only up to `eps`; a point's coordinates along the dual basis
+        // (the parallelepiped's own coordinates) differ from its projections by at most
+        // `eps · Σ h`, and so does the nearest exactly orthonormal frame. Pad for both and for
+        // the `f64` rounding of the projections.
+        let eps = [
+            (a[0].length_squared() - 1.0).abs(),
+            (a[1].length_squared() - 1.0).abs(),
+            (a[2].length_squared() - 1.0).abs(),
+            a[0].dot(a[1]).abs(),
+            a[0].dot(a[2]).abs(),
+            a[1].dot(a[2]).abs(),
+        ]
+        .into_iter()
+        .fold(0.0f64, f64::max);
+        let pad = (4.0 * eps + PROJECTION_PAD) * (h.x + h.y + h.z);
+        let h = h + DVec3::splat(pad);
+        Obb {
+            center,
+            axes: self.axes,
+            half_extents: Vec3::new(round_up(h.x), round_up(h.y), round_up(h.z)),
+        }
+    }
 }
 
 /// Whether box `b`, placed in `a`'s frame by `b_to_a`, overlaps box `a` (closed boxes: touching
@@ -241,7 +301,7 @@ fn hull_covariance(hull: &crate::hull::ConvexHull) -> Option<DMat3> {
 }
 
 /// Covariance of a point set (used when the hull is flat).
-fn point_covariance(points: &[Vec3]) -> DMat3 {
+pub(crate) fn point_covariance(points: &[Vec3]) -> DMat3 {
     let o = points[0].as_dvec3();
     let n = points.len() as f64;
     let mean = points.iter().map(|p| p.as_dvec3() - o).sum::<DVec3>() / n;
@@ -257,8 +317,12 @@ fn point_covariance(points: &[Vec3]) -> DMat3 {
     DMat3::from_cols_array_2d(&c)
 }
 
-/// Eigenvectors of a covariance, by decreasing eigenvalue, as a right-handed `f32` frame.
-fn axes_from_covariance(cov: DMat3) -> [Vec3; 3] {
+/// Eigenvectors of a covariance, by decreasing eigenvalue, as a right-handed `f32` frame: the
+/// closed form of [`closed_form_axes`] where it is well conditioned, Jacobi otherwise.
+pub(crate) fn axes_from_covariance(cov: DMat3) -> [Vec3; 3] {
+    if let Some(a) = closed_form_axes(cov) {
+        return a.map(DVec3::as_vec3);
+    }
     let (values, vectors) = symmetric_eigen(cov);
     let mut order = [0usize, 1, 2];
     order.sort_by(|&i, &j| values[j].total_cmp(&values[i]));
@@ -270,6 +334,86 @@ fn axes_from_covariance(cov: DMat3) -> [Vec3; 3] {
         return [Vec3::X, Vec3::Y, Vec3::Z];
     }
     [a0.as_vec3(), a1.as_vec3(), a2.as_vec3()]
+}
+
+/// The eigenvectors of a symmetric 3×3 matrix in closed form, by decreasing eigenvalue, as a
+/// right-handed orthonormal frame: the largest and smallest eigenvalues from the trigonometric
+/// solution of the characteristic cubic, each one's eigenvector as the longest cross product of
+/// two rows of `M − λI`, the middle one completing the frame. An eigenvalue within about `1e-5`
+/// of the spread of another has no well-defined eigenvector; its axis is then any direction
+/// orthogonal to the other, well separated one (which always exists unless all three nearly
+/// coincide). `None` for a (nearly) isotropic or non-finite matrix, which the caller hands to
+/// Jacobi.
+///
+/// A dozen products and one `acos` instead of Jacobi's sweeps; the axes only steer a box's
+/// fit, whose containment does not depend on them.
+pub(crate) fn closed_form_axes(m: DMat3) -> Option<[DVec3; 3]> {
+    let e = |i: usize, j: usize| 0.5 * (m.col(j)[i] + m.col(i)[j]);
+    let raw = [e(0, 0), e(1, 1), e(2, 2), e(0, 1), e(0, 2), e(1, 2)];
+    let scale = raw.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+    if scale.is_nan() || scale <= 0.0 || !scale.is_finite() {
+        return None;
+    }
+    let inv = 1.0 / scale;
+    let [a00, a11, a22, a01, a02, a12] = raw.map(|x| x * inv);
+    let q = (a00 + a11 + a22) * (1.0 / 3.0);
+    let (b00, b11, b22) = (a00 - q, a11 - q, a22 - q);
+    let p2 = (b00 * b00 + b11 * b11 + b22 * b22 + 2.0 * (a01 * a01 + a02 * a02 + a12 * a12))
+        * (1.0 / 6.0);
+    let p = p2.sqrt();
+    if p.is_nan() || p <= 1e-9 {
+        return None;
+    }
+    // det((M − qI)/p) / 2 = cos 3φ; the eigenvalues are q + 2p·cos(φ + 2πk/3).
+    let det = b00 * (b11 * b22 - a12 * a12) - a01 * (a01 * b22 - a12 * a02)
+        + a02 * (a01 * a12 - b11 * a02);
+    let phi = (0.5 * det / (p2 * p)).clamp(-1.0, 1.0).acos() * (1.0 / 3.0);
+    // φ ∈ [0, π/3], so sin φ ≥ 0.
+    let cos = phi.cos();
+    let sin = (1.0 - cos * cos).max(0.0).sqrt();
+    let l1 = q + 2.0 * p * cos;
+    // cos(φ + 2π/3) = −cos φ / 2 − sin φ · √3/2
+    let l3 = q - p * (cos + 3f64.sqrt() * sin);
+    // The eigenvector of λ and the length of the cross product it came from (about the
+    // product of λ's gaps to the other two eigenvalues).
+    let vector = |l: f64| {
+        let r0 = DVec3::new(a00 - l, a01, a02);
+        let r1 = DVec3::new(a01, a11 - l, a12);
+        let r2 = DVec3::new(a02, a12, a22 - l);
+        let c = [r0.cross(r1), r0.cross(r2), r1.cross(r2)];
+        let n = c.map(DVec3::length_squared);
+        let i = if n[0] >= n[1] && n[0] >= n[2] {
+            0
+        } else if n[1] >= n[2] {
+            1
+        } else {
+            2
+        };
+        let len = n[i].sqrt();
+        (c[i] * (1.0 / len), len)
+    };
+    // λ1 − λ3 ≥ 3p, so one of the two gaps to λ2 is at least 1.5p and one vector is good.
+    let good = 1e-5 * p * p;
+    let ((v1, n1), (v3, n3)) = (vector(l1), vector(l3));
+    let (a0, a1, a2) = match (n1 >= good, n3 >= good) {
+        (true, true) => {
+            let a2 = (v3 - v1 * v1.dot(v3)).normalize_or_zero();
+            (v1, a2.cross(v1), a2)
+        }
+        (true, false) => {
+            let a1 = v1.any_orthonormal_vector();
+            (v1, a1, v1.cross(a1))
+        }
+        (false, true) => {
+            let a0 = v3.any_orthonormal_vector();
+            (a0, v3.cross(a0), v3)
+        }
+        (false, false) => return None,
+    };
+    [a0, a1, a2]
+        .iter()
+        .all(|a| a.is_finite() && a.is_normalized())
+        .then_some([a0, a1, a2])
 }
 
 /// Eigen-decomposition of a symmetric 3×3 matrix by cyclic Jacobi rotations: returns the
@@ -312,6 +456,11 @@ pub fn symmetric_eigen(m: DMat3) -> (DVec3, DMat3) {
                 a[p][k] = c * row_p[k] - s * row_q[k];
                 a[q][k] = s * row_p[k] + c * row_q[k];
             }
+            // The rotation annihilates a[p][q] in exact arithmetic; storing the exact zero (the
+            // classical Jacobi step) rather than the rounding residue lets the sweeps stop once
+            // converged instead of chasing residues of 1e-16 against the 1e-18 threshold.
+            a[p][q] = 0.0;
+            a[q][p] = 0.0;
             for row in v.iter_mut() {
                 let (kp, kq) = (row[p], row[q]);
                 row[p] = c * kp - s * kq;
@@ -701,6 +850,102 @@ mod tests {
         assert!((obb.volume() / 48.0 - 1.0).abs() < 1e-4, "{}", obb.volume());
         let naive = axes_from_covariance(point_covariance(&pts));
         assert!(Obb::enclose(&pts, naive).volume() > 48.0 * 1.05);
+    }
+
+    /// The closed form against Jacobi: on random symmetric matrices (distinct, double and
+    /// nearly double eigenvalues, rank-deficient, huge and tiny scales) its frame is
+    /// orthonormal, right-handed, diagonalises the matrix with the eigenvalues in decreasing
+    /// order, and where the eigenvalues are well apart it is Jacobi's frame up to signs.
+    #[test]
+    fn closed_form_axes_agree_with_jacobi() {
+        let mut rng = ChaCha8Rng::seed_from_u64(16);
+        let mut solved = 0;
+        for case in 0..2000 {
+            let q = DMat3::from_quat(DQuat::from_axis_angle(
+                random_unit(&mut rng),
+                rng.random_range(0.0..6.3),
+            ));
+            let mut d = [0.0f64; 3].map(|_| rng.random_range(0.0..5.0));
+            match case % 5 {
+                1 => d[1] = d[0],
+                2 => d[2] = d[1] * (1.0 + 1e-7),
+                3 => d[2] = 0.0,
+                _ => {}
+            }
+            let scale = 10f64.powi(rng.random_range(-12..12));
+            let m = q * DMat3::from_diagonal(DVec3::from_array(d) * scale) * q.transpose();
+            let Some(a) = closed_form_axes(m) else {
+                // Only (nearly) isotropic matrices are handed to Jacobi.
+                let (lo, hi) = (
+                    d.iter().fold(f64::MAX, |x, &y| x.min(y)),
+                    d.iter().fold(0.0f64, |x, &y| x.max(y)),
+                );
+                assert!(hi - lo < 1e-6 * hi, "case {case}: {d:?}");
+                continue;
+            };
+            solved += 1;
+            let r = DMat3::from_cols(a[0], a[1], a[2]);
+            assert!((r.determinant() - 1.0).abs() < 1e-12, "case {case}");
+            let rt_r = r.transpose() * r;
+            let diag = r.transpose() * m * r;
+            let top = d.iter().fold(0.0f64, |x, &y| x.max(y)) * scale;
+            for i in 0..3 {
+                for j in 0..3 {
+                    let id = if i == j { 1.0 } else { 0.0 };
+                    assert!((rt_r.col(j)[i] - id).abs() < 1e-12, "case {case}");
+                    if i != j {
+                        // Off-diagonal terms: rounding, or the spread of a near-double pair.
+                        assert!(diag.col(j)[i].abs() < 2e-5 * top, "case {case}: {diag:?}");
+                    }
+                }
+            }
+            // Decreasing, up to the spread of a near-double pair (whose order is arbitrary).
+            assert!(diag.x_axis.x >= diag.y_axis.y - 2e-5 * top, "case {case}");
+            assert!(diag.y_axis.y >= diag.z_axis.z - 2e-5 * top, "case {case}");
+            let mut sorted = d;
+            sorted.sort_by(|x, y| y.total_cmp(x));
+            let gaps = [sorted[0] - sorted[1], sorted[1] - sorted[2]];
+            let spread = sorted[0] - sorted[2];
+            if gaps.iter().all(|&g| g > 1e-3 * spread) {
+                let (values, vectors) = symmetric_eigen(m);
+                for (i, &axis) in a.iter().enumerate() {
+                    let k = (0..3)
+                        .find(|&k| (values[k] / scale - sorted[i]).abs() < 1e-6 * spread)
+                        .unwrap();
+                    assert!(axis.dot(vectors.col(k)).abs() > 1.0 - 1e-9, "case {case}");
+                }
+            }
+        }
+        assert!(solved > 1900, "{solved}");
+        assert_eq!(closed_form_axes(DMat3::IDENTITY), None);
+        assert_eq!(closed_form_axes(DMat3::ZERO), None);
+        assert_eq!(
+            closed_form_axes(DMat3::from_diagonal(DVec3::new(1.0, f64::NAN, 0.0))),
+            None
+        );
+        let x = closed_form_axes(DMat3::from_diagonal(DVec3::new(1.0, 3.0, 2.0))).unwrap();
+        assert_eq!(x.map(|v| v.abs()), [DVec3::Y, DVec3::Z, DVec3::X]);
+    }
+
+    #[test]
+    fn round_up_is_the_next_float_up() {
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let mut cases = vec![
+            0.0,
+            f64::from(f32::MIN_POSITIVE),
+            1e-45,
+            1e-300,
+            1.0,
+            f64::from(f32::MAX),
+            f64::from(f32::MAX) * 1.0000001,
+        ];
+        cases.extend((0..10_000).map(|_| 10f64.powf(rng.random_range(-40.0..38.0))));
+        cases.extend((0..1000).map(|_| f64::from(rng.random::<f32>())));
+        for x in cases {
+            let f = round_up(x);
+            assert!(f64::from(f) >= x, "{x}");
+            assert!(f == 0.0 || f64::from(f.next_down()) < x, "{x} -> {f}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! second copy faces the first).
 
 use clap::Args;
+use interfere_dynamics::progress::Progress;
 use interfere_geometry::glam::{DMat3, DVec3};
 use interfere_geometry::kitamura::{
     Detection, KitamuraConfig, KitamuraError, MovingMesh, best_of, converging_spheres, detect,
@@ -79,8 +80,8 @@ fn best_ms(
     Ok((best.as_secs_f64() * 1e3, d))
 }
 
-/// Runs the benchmark.
-pub fn run(args: FacesArgs) -> Result<(), String> {
+/// Runs the benchmark; progress goes to standard error unless `quiet`.
+pub fn run(args: FacesArgs, quiet: bool) -> Result<(), String> {
     let (what, objs) = objects(&args)?;
     let config = KitamuraConfig { depth: args.depth };
     println!(
@@ -97,6 +98,8 @@ pub fn run(args: FacesArgs) -> Result<(), String> {
         "{:>6} {:>11} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
         "thr", "candidates", "colliding", "serial", "static", "dynamic", "x static", "x dyn"
     );
+    let mut progress = Progress::unless_quiet("bench faces", args.threads.len() as u64, quiet)
+        .unit("thread counts");
     for &threads in &args.threads {
         let (st, ds) = best_ms(args.runs, || detect_static(&objs, &config, threads))?;
         let (dy, dd) = best_ms(args.runs, || detect_dynamic(&objs, &config, threads))?;
@@ -116,7 +119,9 @@ pub fn run(args: FacesArgs) -> Result<(), String> {
             serial / st.max(1e-9),
             serial / dy.max(1e-9),
         );
+        progress.tick(1);
     }
+    progress.finish();
     println!("times in ms");
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `interfere bench`: the benchmarks that docs/benchmarks.md reports, each comparing against
 //! the peer (parry3d 0.31, in-process) or the naive baseline in the same run.
 
+pub mod build;
 pub mod faces;
 pub mod parry_peer;
 pub mod sap;
@@ -23,14 +24,18 @@ pub enum BenchCommand {
     /// Intersection volume in the tumbling protocol: the exact volume and its gradient, parry3d's
     /// mesh boolean in the same run, and the uniform sampler's time and error per resolution.
     Volume(volume::VolumeBenchArgs),
+    /// Hierarchy build times: OBBTree (one and several threads), balanced AABB tree and
+    /// parry3d's BVH on the same mesh.
+    Build(build::BuildArgs),
 }
 
-/// Runs a benchmark.
-pub fn run(cmd: BenchCommand) -> Result<(), String> {
+/// Runs a benchmark; `quiet` silences the progress reports on standard error.
+pub fn run(cmd: BenchCommand, quiet: bool) -> Result<(), String> {
     match cmd {
-        BenchCommand::Tumble(a) => tumble::run(a),
+        BenchCommand::Build(a) => build::run(a, quiet),
+        BenchCommand::Tumble(a) => tumble::run(a, quiet),
         BenchCommand::Sap(a) => sap::run(a),
-        BenchCommand::Faces(a) => faces::run(a),
-        BenchCommand::Volume(a) => volume::run(a),
+        BenchCommand::Faces(a) => faces::run(a, quiet),
+        BenchCommand::Volume(a) => volume::run(a, quiet),
     }
 }

@@ -26,15 +26,26 @@ pub struct ParryMesh {
 impl ParryMesh {
     /// Builds parry's `TriMesh` (and its BVH) from ours.
     pub fn new(mesh: &TriMesh) -> Result<Self, String> {
-        let vertices = mesh
-            .vertices()
-            .iter()
-            .map(|v| PVec3::new(v.x, v.y, v.z))
-            .collect();
-        let mesh = PTriMesh::new(vertices, mesh.triangles().to_vec())
-            .map_err(|e| format!("parry3d refused the mesh: {e:?}"))?;
-        Ok(Self { mesh })
+        let (vertices, indices) = buffers(mesh);
+        Ok(Self {
+            mesh: build_trimesh(vertices, indices)?,
+        })
     }
+}
+
+/// Our mesh's vertex and index buffers in parry's types.
+pub fn buffers(mesh: &TriMesh) -> (Vec<PVec3>, Vec<[u32; 3]>) {
+    let vertices = mesh
+        .vertices()
+        .iter()
+        .map(|v| PVec3::new(v.x, v.y, v.z))
+        .collect();
+    (vertices, mesh.triangles().to_vec())
+}
+
+/// parry's `TriMesh::new` with no flags: the triangles' boxes and the BVH over them.
+pub fn build_trimesh(vertices: Vec<PVec3>, indices: Vec<[u32; 3]>) -> Result<PTriMesh, String> {
+    PTriMesh::new(vertices, indices).map_err(|e| format!("parry3d refused the mesh: {e:?}"))
 }
 
 /// All leaf pairs whose triangles parry's test says intersect; `b_to_a` maps B into A's frame.

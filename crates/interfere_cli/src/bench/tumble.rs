@@ -14,6 +14,7 @@
 use super::parry_peer::{self, ParryMesh};
 use crate::output::{ms, print_json};
 use clap::Args;
+use interfere_dynamics::progress::Progress;
 use interfere_geometry::glam::{DMat3, DVec3};
 use interfere_geometry::interference::{Collider, Method};
 use interfere_geometry::{DPose, MeshOptions, io};
@@ -113,8 +114,8 @@ pub fn tumble_pose(d: f64, i: usize, n: usize) -> DPose {
     }
 }
 
-/// Runs the benchmark.
-pub fn run(args: TumbleArgs) -> Result<(), String> {
+/// Runs the benchmark; progress goes to standard error unless `quiet`.
+pub fn run(args: TumbleArgs, quiet: bool) -> Result<(), String> {
     if args.steps == 0 {
         return Err("--steps must be at least 1".into());
     }
@@ -153,6 +154,8 @@ pub fn run(args: TumbleArgs) -> Result<(), String> {
         None
     };
     let mut rows = Vec::new();
+    let total = (args.distances.len() * args.steps) as u64;
+    let mut progress = Progress::unless_quiet("bench tumble", total, quiet).unit("poses");
     for &d in &args.distances {
         let mut accs: Vec<(Acc, Acc, f64, usize)> = (0..methods.len() + 3)
             .map(|_| (Acc::default(), Acc::default(), 0.0, 0))
@@ -249,6 +252,7 @@ pub fn run(args: TumbleArgs) -> Result<(), String> {
                 accs[k].2 += pairs.len() as f64;
                 accs[k].3 += usize::from(hit);
             }
+            progress.tick(1);
         }
         let mut names: Vec<String> = methods.iter().map(|m| m.name().to_string()).collect();
         names.push("parry3d".into());
@@ -271,6 +275,7 @@ pub fn run(args: TumbleArgs) -> Result<(), String> {
             methods: methods_rows,
         });
     }
+    progress.finish();
     let report = Report {
         mesh: args.mesh.display().to_string(),
         triangles: mesh.triangle_count(),

@@ -27,6 +27,7 @@ use super::tumble::tumble_pose;
 use super::volume_exact::{self, ExactRow, MANIFOLD_NOTE, ParryRow};
 use crate::output::{ms, print_json};
 use clap::Args;
+use interfere_dynamics::progress::Progress;
 use interfere_geometry::interference::{Collider, Method};
 use interfere_geometry::volume::ExactVolume;
 use interfere_geometry::volume::{
@@ -330,8 +331,8 @@ fn time_row(
     })
 }
 
-/// Runs the benchmark.
-pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
+/// Runs the benchmark; progress goes to standard error unless `quiet`.
+pub fn run(args: VolumeBenchArgs, quiet: bool) -> Result<(), String> {
     if args.steps == 0 {
         return Err("--steps must be at least 1".into());
     }
@@ -369,6 +370,10 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
         Some(ParryBoolean::new(solid.mesh())?)
     };
     let mut distances = Vec::new();
+    // Per distance: the reference volumes, then one row of `steps` poses per combination.
+    let rows_per_distance = args.resolutions.len() * args.coarse.len() * args.axes.len();
+    let total = (args.distances.len() * args.steps * (1 + rows_per_distance)) as u64;
+    let mut progress = Progress::unless_quiet("bench volume", total, quiet).unit("poses");
     for &d in &args.distances {
         let poses: Vec<_> = (0..args.steps)
             .map(|i| tumble_pose(d, i, args.steps))
@@ -382,6 +387,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
             &args.exact_threads,
         )?;
         let reference = exact_rows.volumes;
+        progress.tick(poses.len() as u64);
         let overlapping = reference.iter().filter(|&&v| v > 0.0).count();
         let mut rows = Vec::new();
         let resolutions: &[u32] = if args.no_uniform {
@@ -402,6 +408,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
                     rows.push(time_row(
                         &sampler, &solid, &tree, &poses, &reference, r, f, row, d,
                     )?);
+                    progress.tick(poses.len() as u64);
                 }
             }
         }
@@ -414,6 +421,7 @@ pub fn run(args: VolumeBenchArgs) -> Result<(), String> {
             resolutions: rows,
         });
     }
+    progress.finish();
     let report = Report {
         mesh: args.mesh.display().to_string(),
         triangles: solid.triangle_count(),

@@ -3,22 +3,39 @@
 //! down to the leaves.
 //!
 //! Implements Lin–Manocha 1996 (`lin-manocha-1996-interference-dynamic.md`), "Building an
-//! OBBTree": top-down construction, each node's box fitted to its triangles' vertices with the
-//! hull-covariance fit of [`Obb::fit`]; a node is split by the plane through the mean of its
-//! triangles' centres perpendicular to the box's longest axis, falling back to the second
-//! longest and then the shortest axis when one side would be empty. Where the paper declares such
-//! a group indivisible, this build splits it at the median instead, so every leaf holds exactly
-//! one triangle. Overlap of node boxes is the 15-axis test of [`obb_overlap`], which is
-//! conservative, so the traversal never loses a pair whose leaf test would succeed.
+//! OBBTree": top-down construction; a node's box axes are the eigenvectors of its triangles'
+//! covariance and its extents the extreme projections of their corners; a node is split by the
+//! plane through the mean of its triangles' centres perpendicular to the box's longest axis,
+//! falling back to the second longest and then the shortest axis when one side would be empty.
+//! Where the paper declares such a group indivisible, this build splits it at the median
+//! instead, so every leaf holds exactly one triangle. Overlap of node boxes is the 15-axis test of
+//! [`obb_overlap`], which is conservative, so the traversal never loses a pair whose leaf test
+//! would succeed.
+//!
+//! The covariance is the continuous one of the triangles' surface with uniform area density
+//! (Gottschalk–Lin–Manocha 1996), not the paper's covariance of the
+//! convex hull: per-triangle area moments are computed once, a node's moments are their sum
+//! (accumulated for both children while the node is partitioned), so a node costs `O(k)` for `k`
+//! triangles and the whole build `O(n log n)`, with no hull and no allocation per node. Area
+//! weighting removes the pull of densely sampled regions; concave parts of the surface now count,
+//! which the hull ignored, and over the tumbling protocol the tree prunes slightly better than
+//! the hull-fit one (docs/benchmarks.md; `prunes_as_well_as_the_hull_fit_tree`). The
+//! eigenvectors come in closed form ([`crate::obb`]); a leaf's box sits on its triangle's longest
+//! edge, the smallest rectangle around it. Every box is conservative after rounding to `f32`.
+//!
+//! The build keeps the triangles in one array permuted in place (a node's triangles are one
+//! contiguous run), works from an explicit stack, and writes the nodes into one array allocated
+//! up front. [`ObbTree::build_with_threads`] builds the two children of the top nodes on scoped
+//! threads; the tree is the same for every thread count.
 //!
 //! The nodes live in one flat array; the two children of an internal node are adjacent. The
 //! traversal keeps an explicit stack and descends the larger of the two boxes.
 
 use crate::aabb::Aabb;
 use crate::mesh::TriMesh;
-use crate::obb::{Obb, obb_overlap};
+use crate::obb::{Enclosure, Obb, axes_from_covariance, obb_overlap, point_covariance};
 use crate::pose::DPose;
-use glam::{DVec3, Vec3};
+use glam::{DMat3, DVec3, Vec3};
 
 /// What a node holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,8 +68,9 @@ pub struct ObbTree {
     triangle_count: usize,
 }
 
-/// A box that overlaps everything; only used if fitting fails, which it cannot for a validated
-/// mesh (finite, non-empty).
+/// A box that overlaps everything: what every node slot holds until the build writes it (it
+/// writes every slot; `check_structure` in the tests finds every node's box holding its
+/// triangles, which this one would too, and `every_node_is_written` that none is left).
 const EVERYWHERE: Obb = Obb {
     center: Vec3::ZERO,
     axes: [Vec3::X, Vec3::Y, Vec3::Z],
@@ -60,57 +78,29 @@ const EVERYWHERE: Obb = Obb {
 };
 
 impl ObbTree {
-    /// Builds the tree top-down over all triangles of `mesh` (`2n − 1` nodes for `n`
-    /// triangles, one triangle per leaf).
+    /// Builds the tree top-down over all triangles of `mesh` on the calling thread (`2n − 1`
+    /// nodes for `n` triangles, one triangle per leaf).
     pub fn build(mesh: &TriMesh) -> Self {
-        let tris = mesh.triangles();
-        let vertices = mesh.vertices();
-        let centroids: Vec<DVec3> = (0..tris.len())
-            .map(|t| {
-                let [a, b, c] = mesh.triangle(t).map(Vec3::as_dvec3);
-                (a + b + c) / 3.0
-            })
-            .collect();
-        let mut order: Vec<u32> = (0..tris.len() as u32).collect();
+        Self::build_with_threads(mesh, 1)
+    }
+
+    /// [`ObbTree::build`] on up to `threads` threads (scoped threads take the two children of
+    /// the top nodes; `0` counts as `1`). The tree is the same for every thread count.
+    pub fn build_with_threads(mesh: &TriMesh, threads: usize) -> Self {
+        let (mut tris, moments) = prepare(mesh);
+        let sums = Sums::of(&tris, &moments);
         let placeholder = ObbNode {
             obb: EVERYWHERE,
             kind: ObbNodeKind::Leaf { triangle: 0 },
         };
-        let mut nodes = Vec::with_capacity(2 * tris.len());
-        nodes.push(placeholder);
-        let mut work = vec![(0usize, 0usize, tris.len())];
-        let mut ids: Vec<u32> = Vec::new();
-        let mut points: Vec<Vec3> = Vec::new();
-        while let Some((node, start, end)) = work.pop() {
-            let group = &mut order[start..end];
-            ids.clear();
-            ids.extend(group.iter().flat_map(|&t| tris[t as usize]));
-            ids.sort_unstable();
-            ids.dedup();
-            points.clear();
-            points.extend(ids.iter().map(|&i| vertices[i as usize]));
-            let obb = Obb::fit(&points)
-                .ok()
-                .or_else(|| Obb::from_aabb(&Aabb::from_points(points.iter().copied())))
-                .unwrap_or(EVERYWHERE);
-            if group.len() == 1 {
-                nodes[node] = ObbNode {
-                    obb,
-                    kind: ObbNodeKind::Leaf { triangle: group[0] },
-                };
-                continue;
-            }
-            let mid = split(group, &centroids, &obb);
-            let left = nodes.len();
-            nodes.push(placeholder);
-            nodes.push(placeholder);
-            nodes[node] = ObbNode {
-                obb,
-                kind: ObbNodeKind::Internal { left: left as u32 },
-            };
-            work.push((left + 1, start + mid, end));
-            work.push((left, start, start + mid));
-        }
+        let mut nodes = vec![placeholder; 2 * tris.len() - 1];
+        let (root, descendants) = nodes.split_at_mut(1);
+        let slots = Slots {
+            root: &mut root[0],
+            descendants,
+            offset: 1,
+        };
+        subtree(&mut tris, &moments, sums, threads.max(1), 0, slots);
         Self {
             nodes,
             triangle_count: tris.len(),
@@ -221,38 +211,372 @@ impl ObbTree {
     }
 }
 
-/// Reorders `group` (at least two triangles) into two non-empty halves and returns the size of
-/// the first: split by centroid at the mean along the box's axes, longest first; the median
-/// along the longest axis when no axis separates.
-fn split(group: &mut [u32], centroids: &[DVec3], obb: &Obb) -> usize {
-    let n = group.len();
-    let mean = group.iter().map(|&t| centroids[t as usize]).sum::<DVec3>() / n as f64;
-    let h = obb.half_extents;
-    let mut axes = [0usize, 1, 2];
-    axes.sort_by(|&i, &j| h[j].total_cmp(&h[i]));
-    for &i in &axes {
-        let axis = obb.axes[i].as_dvec3();
-        let below = |t: u32| (centroids[t as usize] - mean).dot(axis) < 0.0;
-        let mut k = 0;
-        for j in 0..n {
-            if below(group[j]) {
-                group.swap(j, k);
-                k += 1;
-            }
-        }
-        if k > 0 && k < n {
-            return k;
+/// Below this many triangles a subtree is built on the current thread.
+const PARALLEL_MIN: usize = 4096;
+
+/// Area moments of a set of triangles about the mesh's centre `o`, uniform density on their
+/// surface (Gottschalk–Lin–Manocha 1996): the area `A`, `Σ Aᵢ mᵢ` and
+/// `Σ Aᵢ/12 (9 mᵢmᵢᵀ + pᵢpᵢᵀ + qᵢqᵢᵀ + rᵢrᵢᵀ)` (upper triangle: xx, xy, xz, yy, yz, zz), with
+/// `pᵢ, qᵢ, rᵢ` the corners and `mᵢ` the centroid relative to `o`. Sums of moments are the
+/// moments of the union, so a node's covariance costs one addition per triangle.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moments {
+    area: f64,
+    first: DVec3,
+    second: [f64; 6],
+}
+
+impl Moments {
+    fn of_triangle([p, q, r]: [DVec3; 3]) -> Self {
+        let a = 0.5 * (q - p).cross(r - p).length();
+        let m = (p + q + r) / 3.0;
+        let w = a / 12.0;
+        let s =
+            |j: usize, k: usize| w * (9.0 * m[j] * m[k] + p[j] * p[k] + q[j] * q[k] + r[j] * r[k]);
+        Self {
+            area: a,
+            first: m * a,
+            second: [s(0, 0), s(0, 1), s(0, 2), s(1, 1), s(1, 2), s(2, 2)],
         }
     }
-    let axis = obb.axes[axes[0]].as_dvec3();
-    group.sort_unstable_by(|&s, &t| {
-        let (ps, pt) = (
-            centroids[s as usize].dot(axis),
-            centroids[t as usize].dot(axis),
+
+    #[inline]
+    fn add(&mut self, o: &Moments) {
+        self.area += o.area;
+        self.first += o.first;
+        for (x, y) in self.second.iter_mut().zip(o.second) {
+            *x += y;
+        }
+    }
+
+    /// `C = S₂/A − μμᵀ`, `μ = S₁/A`; `None` when the area is zero or a sum is not finite.
+    fn covariance(&self) -> Option<DMat3> {
+        if self.area.is_nan() || self.area <= 0.0 || !self.area.is_finite() {
+            return None;
+        }
+        let mu = self.first / self.area;
+        let c = |i: usize, j: usize, k: usize| self.second[i] / self.area - mu[j] * mu[k];
+        let (xx, xy, xz, yy, yz, zz) = (
+            c(0, 0, 0),
+            c(1, 0, 1),
+            c(2, 0, 2),
+            c(3, 1, 1),
+            c(4, 1, 2),
+            c(5, 2, 2),
         );
-        ps.total_cmp(&pt).then(s.cmp(&t))
+        let cov = DMat3::from_cols(
+            DVec3::new(xx, xy, xz),
+            DVec3::new(xy, yy, yz),
+            DVec3::new(xz, yz, zz),
+        );
+        cov.is_finite().then_some(cov)
+    }
+}
+
+/// One triangle as the build sees it: its corners and its index in the mesh (which also
+/// indexes its [`Moments`]). The build keeps these in tree order, permuting them in place as it
+/// splits, so every node's triangles are one contiguous run read front to back.
+#[derive(Clone, Copy, Debug)]
+struct Tri {
+    corners: [Vec3; 3],
+    id: u32,
+}
+
+impl Tri {
+    /// Three times the centroid, in `f64` (the same rounding wherever it is computed; the
+    /// split compares these with three times the mean, which saves a division per triangle).
+    #[inline]
+    fn corner_sum(&self) -> DVec3 {
+        let [a, b, c] = self.corners.map(Vec3::as_dvec3);
+        a + b + c
+    }
+}
+
+/// A run of triangles with their moments' sum and the sum of their corner sums
+/// ([`Tri::corner_sum`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Sums {
+    moments: Moments,
+    corners: DVec3,
+}
+
+impl Sums {
+    fn of(tris: &[Tri], moments: &[Moments]) -> Self {
+        let mut s = Sums::default();
+        for t in tris {
+            s.moments.add(&moments[t.id as usize]);
+            s.corners += t.corner_sum();
+        }
+        s
+    }
+}
+
+/// A node still to fit: its index in the subtree's array, its triangles `start..end`, where its
+/// children go (`children`, `children + 1`; their descendants follow), and its triangles' sums.
+struct Pending {
+    node: usize,
+    start: usize,
+    end: usize,
+    children: usize,
+    sums: Sums,
+}
+
+/// The triangles of `mesh` in mesh order and their area moments about the centre of its
+/// bounding box.
+fn prepare(mesh: &TriMesh) -> (Vec<Tri>, Vec<Moments>) {
+    let bounds = Aabb::from_points(mesh.vertices().iter().copied());
+    let o = (bounds.min.as_dvec3() + bounds.max.as_dvec3()) * 0.5;
+    let tris: Vec<Tri> = (0..mesh.triangle_count())
+        .map(|t| Tri {
+            corners: mesh.triangle(t),
+            id: t as u32,
+        })
+        .collect();
+    let moments = tris
+        .iter()
+        .map(|t| Moments::of_triangle(t.corners.map(|p| p.as_dvec3() - o)))
+        .collect();
+    (tris, moments)
+}
+
+/// Where a subtree's nodes go: its root's slot, and the run of slots for its descendants,
+/// which starts at global index `offset` (the root's two children, then the left child's
+/// descendants, then the right child's).
+struct Slots<'a> {
+    root: &'a mut ObbNode,
+    descendants: &'a mut [ObbNode],
+    offset: usize,
+}
+
+impl Slots<'_> {
+    /// The slot of global index `g` (the root is the one index outside the run).
+    fn at(&mut self, g: usize, root: usize) -> &mut ObbNode {
+        if g == root {
+            self.root
+        } else {
+            &mut self.descendants[g - self.offset]
+        }
+    }
+}
+
+/// Builds the subtree over `tris` (reordered in place; `moments` in mesh order; `sums` are the
+/// triangles') rooted at global index `root`, into `slots`. Every internal node's two children
+/// are adjacent, in the layout "node, its children, the left child's descendants, the right
+/// child's descendants", so a subtree of `k` triangles owns its root and the `2k − 2` slots
+/// after its children's position: the two halves of a split can be built on two threads into
+/// disjoint slices, with no copying and the same result.
+fn subtree(
+    tris: &mut [Tri],
+    moments: &[Moments],
+    sums: Sums,
+    threads: usize,
+    root: usize,
+    mut slots: Slots<'_>,
+) {
+    let mut work = vec![Pending {
+        node: root,
+        start: 0,
+        end: tris.len(),
+        children: slots.offset,
+        sums,
+    }];
+    while let Some(Pending {
+        node,
+        start,
+        end,
+        children,
+        sums,
+    }) = work.pop()
+    {
+        let group = &mut tris[start..end];
+        if let [t] = *group {
+            *slots.at(node, root) = ObbNode {
+                obb: fit_leaf(&t),
+                kind: ObbNodeKind::Leaf { triangle: t.id },
+            };
+            continue;
+        }
+        let (obb, mid, left_sums, right_sums) = fit_and_split(group, moments, &sums);
+        *slots.at(node, root) = ObbNode {
+            obb,
+            kind: ObbNodeKind::Internal {
+                left: children as u32,
+            },
+        };
+        // The left child's descendants take 2·mid − 2 slots after the two children.
+        let right_children = children + 2 * mid;
+        // Only a subtree's root is handed to threads (its children are smaller than it, so
+        // if it was too small, they are too); it owns the whole run of descendant slots.
+        if threads > 1 && node == root && group.len() >= PARALLEL_MIN {
+            let (pair, rest) = slots.descendants.split_at_mut(2);
+            let (left_root, right_root) = pair.split_at_mut(1);
+            let (left_desc, right_desc) = rest.split_at_mut(right_children - children - 2);
+            let (lt, rt) = group.split_at_mut(mid);
+            let (l_threads, r_threads) = (threads.div_ceil(2), threads / 2);
+            let left = Slots {
+                root: &mut left_root[0],
+                descendants: left_desc,
+                offset: children + 2,
+            };
+            let right = Slots {
+                root: &mut right_root[0],
+                descendants: right_desc,
+                offset: right_children,
+            };
+            std::thread::scope(|s| {
+                s.spawn(move || subtree(lt, moments, left_sums, l_threads, children, left));
+                subtree(rt, moments, right_sums, r_threads, children + 1, right);
+            });
+            continue;
+        }
+        work.push(Pending {
+            node: children + 1,
+            start: start + mid,
+            end,
+            children: right_children,
+            sums: right_sums,
+        });
+        work.push(Pending {
+            node: children,
+            start,
+            end: start + mid,
+            children: children + 2,
+            sums: left_sums,
+        });
+    }
+}
+
+/// The box of a run of triangles (at least two): axes from their area covariance (`sums`),
+/// extents from their corners; then the run's split ([`split`]'s results).
+fn fit_and_split(group: &mut [Tri], moments: &[Moments], sums: &Sums) -> (Obb, usize, Sums, Sums) {
+    let cov = sums.moments.covariance().unwrap_or_else(|| {
+        // Zero area (degenerate triangles): the covariance of the corners.
+        let points: Vec<Vec3> = group.iter().flat_map(|t| t.corners).collect();
+        point_covariance(&points)
     });
-    n / 2
+    let mut span = Enclosure::new(group[0].corners[0], axes_from_covariance(cov));
+    for t in group.iter() {
+        for p in t.corners {
+            span.add(p);
+        }
+    }
+    let obb = span.finish();
+    let mean = sums.corners / group.len() as f64;
+    let (k, below, above) = split(group, moments, &obb, mean);
+    (obb, k, below, above)
+}
+
+/// Moves the triangles whose corner sum lies below `mean` along `axis` to the front; returns
+/// how many moved and the sums of both runs (each summed over its own triangles, not one as
+/// the difference of the node's and the other's, so no cancellation builds up down the tree).
+fn partition(
+    group: &mut [Tri],
+    moments: &[Moments],
+    mean: DVec3,
+    axis: DVec3,
+) -> (usize, Sums, Sums) {
+    let mut k = 0;
+    let (mut below, mut above) = (Sums::default(), Sums::default());
+    for j in 0..group.len() {
+        let t = group[j];
+        let sum = t.corner_sum();
+        let m = &moments[t.id as usize];
+        if (sum - mean).dot(axis) < 0.0 {
+            below.moments.add(m);
+            below.corners += sum;
+            group.swap(j, k);
+            k += 1;
+        } else {
+            above.moments.add(m);
+            above.corners += sum;
+        }
+    }
+    (k, below, above)
+}
+
+/// The box's axes, longest first (the first of equals first).
+fn longest_first(obb: &Obb) -> [usize; 3] {
+    let h = obb.half_extents;
+    let (x, y, z) = (h.x, h.y, h.z);
+    if x >= y {
+        if y >= z {
+            [0, 1, 2]
+        } else if x >= z {
+            [0, 2, 1]
+        } else {
+            [2, 0, 1]
+        }
+    } else if x >= z {
+        [1, 0, 2]
+    } else if y >= z {
+        [1, 2, 0]
+    } else {
+        [2, 1, 0]
+    }
+}
+
+/// A leaf's box: on the triangle's own frame ([`triangle_frame`]), or on its corners'
+/// covariance axes when it is degenerate.
+fn fit_leaf(t: &Tri) -> Obb {
+    let corners = t.corners.map(Vec3::as_dvec3);
+    let axes = triangle_frame(corners)
+        .unwrap_or_else(|| axes_from_covariance(point_covariance(&t.corners)));
+    let mut span = Enclosure::new(t.corners[0], axes);
+    for p in t.corners {
+        span.add(p);
+    }
+    span.finish()
+}
+
+/// A leaf's frame: the triangle's longest edge, the in-plane direction across it and the
+/// normal; `None` for a degenerate triangle. The rectangle on the longest edge is the smallest
+/// around the triangle (both angles at that edge are acute, so the third corner projects inside
+/// the edge, and the area is twice the triangle's, the least any enclosing rectangle has).
+fn triangle_frame(c: [DVec3; 3]) -> Option<[Vec3; 3]> {
+    let e = [c[1] - c[0], c[2] - c[1], c[0] - c[2]];
+    let l = e.map(DVec3::length_squared);
+    let i = if l[0] >= l[1] && l[0] >= l[2] {
+        0
+    } else if l[1] >= l[2] {
+        1
+    } else {
+        2
+    };
+    let n = e[0].cross(e[1]).normalize_or_zero();
+    let a0 = e[i].normalize_or_zero();
+    let a1 = n.cross(a0);
+    [a0, a1, n]
+        .iter()
+        .all(|a| a.is_normalized())
+        .then(|| [a0.as_vec3(), a1.as_vec3(), n.as_vec3()])
+}
+
+/// Reorders `group` (at least two triangles) into two non-empty runs and returns the size of
+/// the first and the sums of both: split by centroid at the mean centroid (`mean` is three
+/// times it, like [`Tri::corner_sum`]) along the box's axes, longest first (Lin–Manocha's
+/// rule); at the median along the longest axis when no axis separates.
+fn split(group: &mut [Tri], moments: &[Moments], obb: &Obb, mean: DVec3) -> (usize, Sums, Sums) {
+    let n = group.len();
+    let axes = longest_first(obb);
+    for &i in &axes {
+        let axis = obb.axes[i].as_dvec3();
+        let (k, below, above) = partition(group, moments, mean, axis);
+        if k > 0 && k < n {
+            return (k, below, above);
+        }
+    }
+    // No axis separates the centroids: sort along the longest axis and halve.
+    let axis = obb.axes[axes[0]].as_dvec3();
+    group.sort_unstable_by(|s, t| {
+        let (ps, pt) = (s.corner_sum().dot(axis), t.corner_sum().dot(axis));
+        ps.total_cmp(&pt).then(s.id.cmp(&t.id))
+    });
+    let k = n / 2;
+    (
+        k,
+        Sums::of(&group[..k], moments),
+        Sums::of(&group[k..], moments),
+    )
 }
 
 #[cfg(test)]
@@ -557,6 +881,376 @@ mod tests {
                 translation: o + local.translation - local.rotation * o,
             };
             check(&a, &b, &ta, &tb, &pose);
+        }
+    }
+
+    /// A soup of `n` random triangles: sizes spread over six orders of magnitude, some
+    /// degenerate (a repeated corner, three collinear corners, a point), some repeated, all
+    /// around `offset`.
+    fn random_soup(rng: &mut ChaCha8Rng, n: usize, offset: Vec3) -> TriMesh {
+        let mut vertices = Vec::new();
+        let mut triangles = Vec::new();
+        for t in 0..n {
+            let base = offset
+                + Vec3::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                );
+            let size = 10f32.powf(rng.random_range(-5.0..0.5));
+            let mut corner = || {
+                base + Vec3::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                ) * size
+            };
+            let (a, b, c) = (corner(), corner(), corner());
+            let corners = match t % 11 {
+                3 => [a, b, a],
+                5 => [a, a + (b - a) * 0.25, a + (b - a) * 0.5],
+                7 => [a, a, a],
+                _ => [a, b, c],
+            };
+            let i = vertices.len() as u32;
+            vertices.extend(corners);
+            triangles.push([i, i + 1, i + 2]);
+            if t % 13 == 0 {
+                triangles.push([i, i + 1, i + 2]);
+            }
+        }
+        TriMesh::new(vertices, triangles).unwrap()
+    }
+
+    #[test]
+    fn every_box_contains_its_triangles_on_random_and_adversarial_meshes() {
+        let mut rng = ChaCha8Rng::seed_from_u64(22);
+        for offset in [Vec3::ZERO, Vec3::new(1.0e6, -2.0e6, 5.0e5)] {
+            for n in [2, 3, 17, 300, 2000] {
+                let mesh = random_soup(&mut rng, n, offset);
+                check_structure(&mesh, &ObbTree::build(&mesh));
+            }
+        }
+        // A CAD part: the helical thread's long thin triangles (32 facets per turn, 6 mm).
+        let spec = crate::threads::ThreadSpec {
+            columns: 32,
+            ..crate::threads::ThreadSpec::M10
+        };
+        let bolt = crate::threads::bolt(&spec, 6.0).unwrap().into_mesh();
+        check_structure(&bolt, &ObbTree::build(&bolt));
+        // Flat and needle-like meshes: a single grid plane, and triangles along one line.
+        let slab = shapes::subdivided_cuboid(Vec3::new(1.0, 1.0, 0.5), 4)
+            .unwrap()
+            .into_mesh();
+        let flat: Vec<Vec3> = slab.vertices().iter().map(|v| v.with_z(0.0)).collect();
+        let flat = TriMesh::new(flat, slab.triangles().to_vec()).unwrap();
+        check_structure(&flat, &ObbTree::build(&flat));
+        let line: Vec<Vec3> = (0..30)
+            .map(|i| Vec3::new(0.5, 1.0, -2.0) * i as f32)
+            .collect();
+        let tris: Vec<[u32; 3]> = (0..28).map(|i| [i, i + 1, i + 2]).collect();
+        let needle = TriMesh::new(line, tris).unwrap();
+        check_structure(&needle, &ObbTree::build(&needle));
+    }
+
+    #[test]
+    fn every_node_is_written() {
+        let mut rng = ChaCha8Rng::seed_from_u64(25);
+        let soup = random_soup(&mut rng, 2 * PARALLEL_MIN + 5, Vec3::ZERO);
+        for mesh in [soup, shapes::torus(1.0, 0.35, 16, 8).unwrap().into_mesh()] {
+            for threads in [1, 2, 3] {
+                let tree = ObbTree::build_with_threads(&mesh, threads);
+                assert!(tree.nodes().iter().all(|n| n.obb != EVERYWHERE));
+            }
+        }
+    }
+
+    #[test]
+    fn the_tree_does_not_depend_on_the_thread_count() {
+        let mut rng = ChaCha8Rng::seed_from_u64(23);
+        let sphere = shapes::bumpy_sphere(1.0, 0.2, 5.0, 5, 9)
+            .unwrap()
+            .into_mesh();
+        let soup = random_soup(&mut rng, 3 * PARALLEL_MIN, Vec3::ZERO);
+        for mesh in [sphere, soup] {
+            assert!(mesh.triangle_count() > 2 * PARALLEL_MIN);
+            let one = ObbTree::build(&mesh);
+            for threads in [0, 2, 3, 4] {
+                assert!(
+                    ObbTree::build_with_threads(&mesh, threads) == one,
+                    "{threads} threads"
+                );
+            }
+        }
+    }
+
+    /// A leaf's box is the rectangle on the triangle's longest edge: its in-plane area is twice
+    /// the triangle's (the least possible) and it is flat.
+    #[test]
+    fn leaf_boxes_are_the_smallest_rectangles() {
+        let mut rng = ChaCha8Rng::seed_from_u64(24);
+        for _ in 0..500 {
+            let q = || {
+                Vec3::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                )
+            };
+            let mut q = q;
+            let corners = [q(), q(), q()];
+            let t = Tri { corners, id: 0 };
+            let [a, b, c] = corners.map(Vec3::as_dvec3);
+            let area = 0.5 * (b - a).cross(c - a).length();
+            if area < 1e-3 {
+                continue;
+            }
+            let obb = fit_leaf(&t);
+            for p in corners {
+                assert!(obb.contains_point(p));
+            }
+            let h = obb.half_extents.as_dvec3();
+            let rect = 4.0 * h.x * h.y;
+            // The f32 frame and the conservative padding cost a few 1e-6 of the extents.
+            assert!((rect / (2.0 * area) - 1.0).abs() < 1e-4, "{rect} vs {area}");
+            assert!(h.z < 1e-5 * h.x, "{h}");
+        }
+    }
+
+    /// The surface covariance finds the frame of a rotated box exactly: the root box of a
+    /// subdivided 6×4×2 cuboid turned arbitrarily has the cuboid's volume, and of an elongated
+    /// bumpy ellipsoid the box's long axis is the ellipsoid's.
+    #[test]
+    fn root_boxes_follow_the_shape() {
+        let q = glam::Quat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1);
+        let cuboid = shapes::subdivided_cuboid(Vec3::new(3.0, 2.0, 1.0), 3)
+            .unwrap()
+            .transformed(&crate::pose::Pose::new(q, Vec3::new(5.0, -1.0, 2.0)));
+        let tree = ObbTree::build(&cuboid);
+        assert!((tree.root().obb.volume() / 48.0 - 1.0).abs() < 1e-4);
+        let blob = shapes::bumpy_sphere(1.0, 0.05, 6.0, 3, 4)
+            .unwrap()
+            .into_mesh();
+        let stretched: Vec<Vec3> = blob
+            .vertices()
+            .iter()
+            .map(|&v| q * (v * Vec3::new(4.0, 1.0, 0.5)))
+            .collect();
+        let ellipsoid = TriMesh::new(stretched, blob.triangles().to_vec()).unwrap();
+        let root = ObbTree::build(&ellipsoid).root().obb;
+        let long = root.axes[root.longest_axis()];
+        assert!(long.dot(q * Vec3::X).abs() > 0.999, "{root:?}");
+    }
+
+    /// The build before the surface covariance (kept here as the quality reference): every
+    /// node's box from [`Obb::fit`], the covariance of the convex hull of its vertices, split as
+    /// now. Nodes as `(box, Some(triangle) | None, left child)`.
+    fn hull_fit_tree(mesh: &TriMesh) -> Vec<(Obb, Option<u32>, u32)> {
+        let tris = mesh.triangles();
+        let centroids: Vec<DVec3> = (0..tris.len())
+            .map(|t| mesh.triangle(t).map(Vec3::as_dvec3).iter().sum::<DVec3>() / 3.0)
+            .collect();
+        let mut order: Vec<u32> = (0..tris.len() as u32).collect();
+        let mut nodes = vec![(EVERYWHERE, None, 0)];
+        let mut work = vec![(0usize, 0usize, tris.len())];
+        while let Some((node, start, end)) = work.pop() {
+            let group = &mut order[start..end];
+            let mut ids: Vec<u32> = group.iter().flat_map(|&t| tris[t as usize]).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let points: Vec<Vec3> = ids.iter().map(|&i| mesh.vertices()[i as usize]).collect();
+            let obb = Obb::fit(&points).unwrap();
+            if let [t] = *group {
+                nodes[node] = (obb, Some(t), 0);
+                continue;
+            }
+            let n = group.len();
+            let mean = group.iter().map(|&t| centroids[t as usize]).sum::<DVec3>() / n as f64;
+            let mut mid = 0;
+            for i in longest_first(&obb) {
+                let axis = obb.axes[i].as_dvec3();
+                let mut k = 0;
+                for j in 0..n {
+                    if (centroids[group[j] as usize] - mean).dot(axis) < 0.0 {
+                        group.swap(j, k);
+                        k += 1;
+                    }
+                }
+                if k > 0 && k < n {
+                    mid = k;
+                    break;
+                }
+            }
+            if mid == 0 {
+                let axis = obb.axes[longest_first(&obb)[0]].as_dvec3();
+                let key = |t: u32| centroids[t as usize].dot(axis);
+                group.sort_unstable_by(|&s, &t| key(s).total_cmp(&key(t)).then(s.cmp(&t)));
+                mid = n / 2;
+            }
+            let left = nodes.len();
+            nodes.push((EVERYWHERE, None, 0));
+            nodes.push((EVERYWHERE, None, 0));
+            nodes[node] = (obb, None, left as u32);
+            work.push((left + 1, start + mid, end));
+            work.push((left, start, start + mid));
+        }
+        nodes
+    }
+
+    /// The tree's traversal of a mesh against itself, counting: (node pairs box-tested, leaf
+    /// pairs reached). Same descent rule as [`ObbTree::all_pairs`].
+    fn traversal_work(nodes: &[(Obb, Option<u32>, u32)], pose: &DPose) -> (u64, u64) {
+        let (mut tests, mut leaves) = (0, 0);
+        let mut stack = vec![(0u32, 0u32)];
+        while let Some((ia, ib)) = stack.pop() {
+            let (a, b) = (nodes[ia as usize], nodes[ib as usize]);
+            tests += 1;
+            if !obb_overlap(&a.0, &b.0, pose) {
+                continue;
+            }
+            let size = |o: &Obb| o.half_extents.length_squared();
+            match (a.1, b.1) {
+                (Some(_), Some(_)) => leaves += 1,
+                (None, Some(_)) => stack.extend([(a.2 + 1, ib), (a.2, ib)]),
+                (Some(_), None) => stack.extend([(ia, b.2 + 1), (ia, b.2)]),
+                (None, None) if size(&a.0) >= size(&b.0) => {
+                    stack.extend([(a.2 + 1, ib), (a.2, ib)])
+                }
+                (None, None) => stack.extend([(ia, b.2 + 1), (ia, b.2)]),
+            }
+        }
+        (tests, leaves)
+    }
+
+    fn as_triples(tree: &ObbTree) -> Vec<(Obb, Option<u32>, u32)> {
+        let node = |n: &ObbNode| match n.kind {
+            ObbNodeKind::Leaf { triangle } => (n.obb, Some(triangle), 0),
+            ObbNodeKind::Internal { left } => (n.obb, None, left),
+        };
+        tree.nodes().iter().map(node).collect()
+    }
+
+    /// The pose of Zachmann's tumbling protocol (`interfere bench tumble`) at step `i` of `n`.
+    fn tumble(d: f64, i: usize, n: usize) -> DPose {
+        let golden = (1.0 + 5f64.sqrt()) / 2.0;
+        let alpha = std::f64::consts::TAU * i as f64 / n as f64;
+        let beta = std::f64::consts::TAU * (i as f64 * golden).fract();
+        DPose {
+            rotation: DMat3::from_rotation_x(beta) * DMat3::from_rotation_z(alpha),
+            translation: DVec3::new(d, 0.0, 0.0),
+        }
+    }
+
+    /// Per distance: mean box tests and leaf pairs per query, hull-fit tree then this one.
+    fn work_against_the_hull_fit(mesh: &TriMesh, steps: usize) -> Vec<[f64; 5]> {
+        let (old, new) = (hull_fit_tree(mesh), as_triples(&ObbTree::build(mesh)));
+        [2.0, 1.5, 1.0, 0.5, 0.25, 0.0]
+            .iter()
+            .map(|&d| {
+                let mut sum = [d, 0.0, 0.0, 0.0, 0.0];
+                for i in 0..steps {
+                    let pose = tumble(d, i, steps);
+                    let (o, n) = (traversal_work(&old, &pose), traversal_work(&new, &pose));
+                    let per = |x: u64| x as f64 / steps as f64;
+                    sum[1] += per(o.0);
+                    sum[2] += per(n.0);
+                    sum[3] += per(o.1);
+                    sum[4] += per(n.1);
+                }
+                sum
+            })
+            .collect()
+    }
+
+    /// The surface-covariance tree prunes at least about as well as the hull-covariance tree
+    /// it replaced: over the tumbling protocol on a bumpy sphere and on the thread, no more
+    /// than 5 % more box tests or leaf pairs at any distance.
+    #[test]
+    fn prunes_as_well_as_the_hull_fit_tree() {
+        let spec = crate::threads::ThreadSpec {
+            columns: 32,
+            ..crate::threads::ThreadSpec::M10
+        };
+        let meshes = [
+            shapes::bumpy_sphere(1.0, 0.3, 4.0, 3, 7)
+                .unwrap()
+                .into_mesh(),
+            crate::threads::bolt(&spec, 6.0)
+                .unwrap()
+                .into_mesh()
+                .normalized_to_unit_cube(),
+        ];
+        for mesh in &meshes {
+            for [d, old_tests, new_tests, old_leaves, new_leaves] in
+                work_against_the_hull_fit(mesh, 12)
+            {
+                assert!(
+                    new_tests <= 1.05 * old_tests,
+                    "d {d}: {new_tests} vs {old_tests}"
+                );
+                assert!(
+                    new_leaves <= 1.05 * old_leaves,
+                    "d {d}: {new_leaves} vs {old_leaves}"
+                );
+            }
+        }
+    }
+
+    /// The table of docs/benchmarks.md: mean box tests and leaf pairs per tumbling query,
+    /// hull-fit tree against this one. Run with
+    /// `cargo test -p interfere_geometry --release obbtree::tests::hull_fit_table -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "needs ../shared/meshes; run in release"]
+    fn hull_fit_table() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes");
+        for (name, steps) in [
+            ("bunny25k.obj", 50),
+            ("bunny100k.obj", 25),
+            ("armadillo.obj", 25),
+        ] {
+            let path = dir.join(name);
+            let mesh = crate::io::load_mesh(&path, &crate::mesh::MeshOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                .normalized_to_unit_cube();
+            let min_ms = |build: &dyn Fn()| {
+                (0..3)
+                    .map(|_| {
+                        let t = std::time::Instant::now();
+                        build();
+                        t.elapsed().as_secs_f64() * 1e3
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let old_ms = min_ms(&|| drop(hull_fit_tree(&mesh)));
+            let new_ms = min_ms(&|| drop(ObbTree::build(&mesh)));
+            println!(
+                "{name}: build (min of 3, wall clock) hull-fit {old_ms:.1} ms, surface {new_ms:.1} ms"
+            );
+            println!("{name}, {steps} tumbling steps per distance, per query:");
+            println!("    d  box tests hull-fit  surface   leaf pairs hull-fit  surface");
+            for [d, ot, nt, ol, nl] in work_against_the_hull_fit(&mesh, steps) {
+                println!("{d:>5}  {ot:>18.0} {nt:>8.0}  {ol:>19.0} {nl:>8.0}");
+            }
+        }
+    }
+
+    /// Every node of the trees of the shared benchmark meshes holds its triangles. Run with
+    /// `cargo test -p interfere_geometry --release obbtree::tests::shared_meshes -- --ignored`
+    /// in a checkout next to `../shared/meshes`.
+    #[test]
+    #[ignore = "needs ../shared/meshes; run in release"]
+    fn shared_meshes_every_box_contains_its_triangles() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes");
+        for name in [
+            "bunny25k.obj",
+            "bunny100k.obj",
+            "cactus50k.obj",
+            "armadillo.obj",
+        ] {
+            let path = dir.join(name);
+            let mesh = crate::io::load_mesh(&path, &crate::mesh::MeshOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            check_structure(&mesh, &ObbTree::build_with_threads(&mesh, 2));
         }
     }
 
