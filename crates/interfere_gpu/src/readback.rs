@@ -143,3 +143,262 @@ pub fn map_and_copy<T: bytemuck::Pod>(
     staging.unmap();
     Ok(out)
 }
+
+/// A region of a [`ReadbackPlan`]'s staging buffer: where one copied range lands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Region {
+    /// Byte offset in the staging buffer.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+impl Region {
+    /// The region's bytes in a copy of the whole staging buffer.
+    pub(crate) fn bytes<'a>(&self, all: &'a [u8]) -> &'a [u8] {
+        &all[self.offset as usize..(self.offset + self.len) as usize]
+    }
+
+    /// The region's `u32` words in a copy of the whole staging buffer.
+    pub(crate) fn words(&self, all: &[u8]) -> Vec<u32> {
+        bytemuck::pod_collect_to_vec(self.bytes(all))
+    }
+}
+
+/// Everything one round reads back, gathered into one staging buffer: each `add` names a
+/// source range, [`ReadbackPlan::record`] copies them all at the end of the round's encoder and
+/// one `map_async` then brings them back together.
+#[derive(Default)]
+pub(crate) struct ReadbackPlan {
+    copies: Vec<(wgpu::Buffer, u64, u64, u64)>,
+    size: u64,
+}
+
+impl ReadbackPlan {
+    /// Adds `len` bytes of `source` from `offset` (both multiples of 4; a zero length gives an
+    /// empty region).
+    pub(crate) fn add(&mut self, source: &wgpu::Buffer, offset: u64, len: u64) -> Region {
+        let region = Region {
+            offset: self.size,
+            len,
+        };
+        if len > 0 {
+            self.copies
+                .push((source.clone(), offset, self.size, len.next_multiple_of(4)));
+            self.size += len.next_multiple_of(4);
+        }
+        region
+    }
+
+    /// Total bytes read back.
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Records the copies into `encoder` and returns the staging buffer (at least 4 bytes).
+    pub(crate) fn record(
+        self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<wgpu::Buffer, GpuError> {
+        let limit = ctx.device.limits().max_buffer_size;
+        if self.size > limit {
+            return Err(GpuError::BufferTooLarge {
+                what: "readback staging",
+                requested: self.size,
+                limit,
+            });
+        }
+        let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("interfere job staging"),
+            size: self.size.max(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        for (source, from, to, len) in &self.copies {
+            encoder.copy_buffer_to_buffer(source, *from, &staging, *to, *len);
+        }
+        Ok(staging)
+    }
+}
+
+const MAP_PENDING: u8 = 0;
+const MAP_DONE: u8 = 1;
+const MAP_FAILED: u8 = 2;
+
+/// A `map_async` in flight: the callback sets a flag that [`MapWatch::state`] reads without
+/// waiting.
+#[derive(Debug)]
+pub(crate) struct MapWatch {
+    buffer: wgpu::Buffer,
+    flag: std::sync::Arc<std::sync::atomic::AtomicU8>,
+    error: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+}
+
+/// What a [`MapWatch`] saw.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum MapState {
+    /// The callback has not run yet.
+    Pending,
+    /// Mapped: the bytes can be read.
+    Done,
+    /// The map failed (the reason).
+    Failed(String),
+}
+
+impl MapWatch {
+    /// Starts mapping all of `buffer` for reading.
+    pub(crate) fn start(buffer: wgpu::Buffer) -> Self {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        let flag = std::sync::Arc::new(AtomicU8::new(MAP_PENDING));
+        let error = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let (f, e) = (flag.clone(), error.clone());
+        buffer.map_async(wgpu::MapMode::Read, .., move |result| match result {
+            Ok(()) => f.store(MAP_DONE, Ordering::Release),
+            Err(why) => {
+                if let Ok(mut slot) = e.lock() {
+                    *slot = Some(why.to_string());
+                }
+                f.store(MAP_FAILED, Ordering::Release);
+            }
+        });
+        Self {
+            buffer,
+            flag,
+            error,
+        }
+    }
+
+    /// The current state (never waits).
+    pub(crate) fn state(&self) -> MapState {
+        match self.flag.load(std::sync::atomic::Ordering::Acquire) {
+            MAP_PENDING => MapState::Pending,
+            MAP_DONE => MapState::Done,
+            _ => MapState::Failed(
+                self.error
+                    .lock()
+                    .ok()
+                    .and_then(|e| e.clone())
+                    .unwrap_or_else(|| "the map failed".into()),
+            ),
+        }
+    }
+
+    /// The mapped bytes (call only in [`MapState::Done`]); unmaps the buffer.
+    pub(crate) fn take(self) -> Vec<u8> {
+        let out = self.buffer.get_mapped_range(..).to_vec();
+        self.buffer.unmap();
+        out
+    }
+}
+
+/// Error scopes (validation, out of memory, internal) around a stretch of GPU work on one
+/// thread, so that wgpu errors become [`GpuError::Wgpu`] instead of reaching the device's
+/// uncaptured-error handler (which panics by default).
+pub(crate) struct ErrorScopes {
+    guards: Vec<wgpu::ErrorScopeGuard>,
+}
+
+impl ErrorScopes {
+    /// Pushes the three scopes on `ctx`'s device (this thread).
+    pub(crate) fn push(ctx: &GpuContext) -> Self {
+        Self {
+            guards: [
+                wgpu::ErrorFilter::Validation,
+                wgpu::ErrorFilter::OutOfMemory,
+                wgpu::ErrorFilter::Internal,
+            ]
+            .into_iter()
+            .map(|f| ctx.device.push_error_scope(f))
+            .collect(),
+        }
+    }
+
+    /// Pops the scopes; the first error caught, if any. Native wgpu answers at once; a backend
+    /// whose answer is not ready is taken as no error (this never waits).
+    pub(crate) fn pop(mut self, what: &'static str) -> Result<(), GpuError> {
+        let mut first = None;
+        while let Some(guard) = self.guards.pop() {
+            let mut future = std::pin::pin!(guard.pop());
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            if let std::task::Poll::Ready(Some(e)) = future.as_mut().poll(&mut cx)
+                && first.is_none()
+            {
+                first = Some(e.to_string());
+            }
+        }
+        match first {
+            Some(message) => Err(GpuError::Wgpu { what, message }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Runs `work` inside [`ErrorScopes`]: its own error first, else the first wgpu error caught.
+pub(crate) fn scoped<T>(
+    ctx: &GpuContext,
+    what: &'static str,
+    work: impl FnOnce() -> Result<T, GpuError>,
+) -> Result<T, GpuError> {
+    let scopes = ErrorScopes::push(ctx);
+    let out = work();
+    let caught = scopes.pop(what);
+    let out = out?;
+    caught?;
+    Ok(out)
+}
+
+/// Maps `staging`, waits for it (blocking) and returns its bytes: the blocking APIs' readback.
+pub(crate) fn wait_for(
+    ctx: &GpuContext,
+    what: &'static str,
+    staging: wgpu::Buffer,
+) -> Result<Vec<u8>, GpuError> {
+    let watch = scoped(ctx, what, || Ok(MapWatch::start(staging)))?;
+    let mut stalls = StallCount::default();
+    loop {
+        match watch.state() {
+            MapState::Done => return Ok(watch.take()),
+            MapState::Failed(reason) => return Err(GpuError::Readback { what, reason }),
+            MapState::Pending => {
+                let status = ctx.device.poll(wgpu::PollType::wait_indefinitely())?;
+                if watch.state() == MapState::Pending {
+                    stalls.check(what, status.is_queue_empty())?;
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+            }
+        }
+    }
+}
+
+/// Counts polls that found the device's queue empty while a readback was still pending. A poll
+/// that finds the queue empty runs the callbacks of every finished map, so a few in a row mean
+/// the readback will never come (the device was lost); a few rather than one, because on a
+/// device shared with other threads (Bevy's render device) another thread's poll may be
+/// running our callback at that moment.
+#[derive(Debug, Default)]
+pub(crate) struct StallCount(u32);
+
+impl StallCount {
+    /// Polls in a row that may find an empty queue before the device counts as lost.
+    const LIMIT: u32 = 8;
+
+    /// Records one poll's answer; [`GpuError::DeviceLost`] past the limit.
+    pub(crate) fn check(&mut self, what: &'static str, queue_empty: bool) -> Result<(), GpuError> {
+        if !queue_empty {
+            self.0 = 0;
+            return Ok(());
+        }
+        self.0 += 1;
+        if self.0 >= Self::LIMIT {
+            return Err(GpuError::DeviceLost {
+                what,
+                reason: format!(
+                    "{} polls found the queue empty but the readback never arrived",
+                    self.0
+                ),
+            });
+        }
+        Ok(())
+    }
+}

@@ -35,3 +35,6 @@ pub fn module(
         source: wgpu::ShaderSource::Wgsl(source.into()),
     })
 }
+
+/// Control kernels of the palette traversal without readbacks: list setup between steps.
+pub const PALETTE_CONTROL: &str = include_str!("../../../shaders/palette_control.wgsl");

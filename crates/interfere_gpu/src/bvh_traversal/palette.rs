@@ -20,12 +20,12 @@
 //! equals the brute-force kernel's ([`crate::brute_force`]) and is independent of the entrance
 //! level.
 
-use super::{Growable, WG, to_u32};
+use super::{Growable, to_u32};
 use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use crate::readback::{check_size, map_and_copy, read_buffer, storage_buffer};
-use crate::scan::{PrefixSum, ScanScratch, dispatch_shape};
+use crate::readback::{ReadbackPlan, Region, read_buffer, scoped, storage_buffer, wait_for};
+use crate::scan::PrefixSum;
 use crate::timing::{Stage, StageTimings, Timestamps};
 use crate::tri_tri::{
     GpuObjectPair, MeshRef, TRI_ABSOLUTE_EPS, TRI_PATH_BOX_MARGIN, TRI_RELATIVE_EPS,
@@ -259,27 +259,6 @@ pub(crate) fn read_hits(
     Ok(out)
 }
 
-/// Makes a hit buffer (4-word header, then 3 words per hit) hold `hits` hits, copying the old
-/// contents into the new buffer through `encoder`. Returns the capacity in hits.
-pub(crate) fn ensure_hits(
-    ctx: &GpuContext,
-    encoder: &mut wgpu::CommandEncoder,
-    buffer: &mut Growable,
-    hits: u64,
-    limit: u64,
-) -> Result<u64, GpuError> {
-    let words = 4 + 3 * hits;
-    if buffer.elements < words {
-        let grown = hits.next_power_of_two().min(limit.max(hits));
-        let bytes = (4 + 3 * grown) * 4;
-        let new = Growable::create(ctx, buffer.what, bytes)?;
-        encoder.copy_buffer_to_buffer(&buffer.buffer, 0, &new, 0, buffer.elements * 4);
-        buffer.buffer = new;
-        buffer.elements = 4 + 3 * grown;
-    }
-    Ok((buffer.elements - 4) / 3)
-}
-
 /// A new hit buffer with room for `hits` hits and a zero count.
 pub(crate) fn new_hits(ctx: &GpuContext, hits: u64) -> Result<Growable, GpuError> {
     let words = 4 + 3 * hits;
@@ -431,13 +410,110 @@ fn motion_radius(a: &BalancedNode, b: &BalancedNode, pose: &DPose) -> f64 {
     ra.max(rb)
 }
 
-/// The compiled kernels of the palette traversal with leaf triangle tests.
+/// The compiled kernels of the palette traversal with leaf triangle tests, and the control
+/// kernels that chain its steps on the GPU (`shaders/palette_control.wgsl`).
 pub struct GpuTriangleTraversal {
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
+    advance: wgpu::ComputePipeline,
+    begin: wgpu::ComputePipeline,
+    seed: wgpu::ComputePipeline,
+    control_layout: wgpu::BindGroupLayout,
     scan: PrefixSum,
 }
+
+/// Where a recorded traversal starts.
+pub(crate) enum Start<'a> {
+    /// The roots `(0, 0, k)` of the palette's object pairs `k` whose flag (one `u32` per pair
+    /// in this buffer) is non-zero, compacted on the GPU in order.
+    Flags(&'a wgpu::Buffer),
+    /// A list of this many entries (an entrance list), copied in.
+    List(&'a wgpu::Buffer, u64),
+}
+
+/// What one traversal round needs besides the kernels.
+pub(crate) struct RoundSpec<'a> {
+    /// The meshes.
+    pub set: &'a GpuMeshSet,
+    /// The palette entries (`GpuObjectPair`s).
+    pub palette: &'a wgpu::Buffer,
+    /// Number of palette entries.
+    pub pairs: u32,
+    /// The starting list.
+    pub start: Start<'a>,
+    /// The step the starting list belongs to.
+    pub first_step: usize,
+    /// The last step (the deepest leaf step of the palette).
+    pub last_step: usize,
+    /// Entries one pair list holds.
+    pub list_capacity: u64,
+    /// Hits the hit list holds.
+    pub hit_capacity: u64,
+    /// Growth of `A`'s boxes on the steps below `inflate_below` (entrance recording).
+    pub inflate: f32,
+    /// See `inflate`.
+    pub inflate_below: u32,
+    /// Copy the list of this step (an entrance level being recorded).
+    pub store_at: Option<usize>,
+}
+
+/// The GPU resources of one recorded traversal round (kept alive until it is read back).
+pub(crate) struct TraversalRound {
+    hits: wgpu::Buffer,
+    info: wgpu::Buffer,
+    steps: usize,
+    first_step: usize,
+    hit_capacity: u64,
+    /// The copy of the list at `RoundSpec::store_at` (the full capacity; its length is known
+    /// after the readback).
+    stored: Option<wgpu::Buffer>,
+    _keep: Vec<wgpu::Buffer>,
+}
+
+/// Where a round's results land in the staging buffer.
+pub(crate) struct TraversalRegions {
+    info: Region,
+    hits: Region,
+}
+
+/// A decoded traversal round.
+#[derive(Debug)]
+pub(crate) struct TraversalOutcome {
+    /// The reported triangle pairs, sorted (incomplete when the round overflowed).
+    pub pairs: Vec<TrianglePair>,
+    /// Length of the list tested at each step from the first, up to the first empty one.
+    pub lengths: Vec<u64>,
+    /// The first step whose next list did not fit, and the length it needed.
+    pub list_overflow: Option<(usize, u64)>,
+    /// Hits the leaf tests reported (all of them when no list overflowed).
+    pub hits_needed: u64,
+    /// Whether `hits_needed` exceeded the hit capacity.
+    pub hit_overflow: bool,
+}
+
+impl TraversalOutcome {
+    /// Whether the round must be repeated with larger lists.
+    pub(crate) fn overflowed(&self) -> bool {
+        self.list_overflow.is_some() || self.hit_overflow
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Control {
+    scan_levels: u32,
+    scan_stride: u32,
+    max_groups: u32,
+    pairs: u32,
+    first_step: u32,
+    pad: [u32; 3],
+}
+
+/// Initial capacities of a blocking query's lists (grown on overflow, up to the caller's
+/// capacity).
+const FIRST_LIST_CAPACITY: u64 = 1 << 16;
+const FIRST_HIT_CAPACITY: u64 = 1 << 14;
 
 impl GpuTriangleTraversal {
     /// Compiles the kernels on `ctx`'s device.
@@ -455,10 +531,31 @@ impl GpuTriangleTraversal {
             &entries,
             ["count", "scatter"],
         );
+        let control = shaders::module(device, "palette_control.wgsl", shaders::PALETTE_CONTROL);
+        let (control_layout, [advance, begin, seed]) = compute_kernels(
+            device,
+            "palette control",
+            &control,
+            &[
+                storage_entry(0, true),
+                storage_entry(1, false),
+                storage_entry(2, false),
+                storage_entry(3, false),
+                storage_entry(4, false),
+                storage_entry(5, true),
+                storage_entry(6, false),
+                uniform_entry(7),
+            ],
+            ["advance", "begin", "seed"],
+        );
         Self {
             count,
             scatter,
             layout,
+            advance,
+            begin,
+            seed,
+            control_layout,
             scan: PrefixSum::new(ctx),
         }
     }
@@ -469,6 +566,12 @@ impl GpuTriangleTraversal {
     /// it). With `entrance`, the traversal starts from its stored list when that is valid for
     /// this palette and these poses, and records one otherwise. Meshes out of range and poses not
     /// finite in `f32` are [`GpuError::InvalidInput`].
+    ///
+    /// All steps are recorded at once and submitted together: the list lengths stay on the GPU
+    /// (`shaders/palette_control.wgsl` sets up each step's indirect dispatches), and the hits and
+    /// per-step lengths come back in one readback. Lists start at 65,536 entries and hits at
+    /// 16,384 (at most `capacity`); a round whose lists did not fit is repeated with the length
+    /// it measured ([`StageTimings::round_trips`] counts the rounds).
     pub fn triangle_pairs(
         &self,
         ctx: &GpuContext,
@@ -509,311 +612,395 @@ impl GpuTriangleTraversal {
         let first_leaf = lasts.iter().copied().min().unwrap_or(0);
         let palette_buffer =
             storage_buffer(ctx, "GPU palette", &palette, wgpu::BufferUsages::empty())?;
-
-        let mut lists = [
-            Growable::new(ctx, "GPU pair list", 12)?,
-            Growable::new(ctx, "GPU pair list", 12)?,
-        ];
-        let mut offsets = Growable::new(ctx, "GPU pair offsets", 4)?;
-        let mut hits = new_hits(ctx, 0)?;
-        let mut scratch = ScanScratch::default();
-        let mut stamps = Timestamps::new(ctx);
+        let all = storage_buffer(
+            ctx,
+            "GPU palette flags",
+            &vec![1u32; pairs.len()],
+            wgpu::BufferUsages::empty(),
+        )?;
 
         // Starting list: the stored entrance list, or the roots of every object pair.
-        let mut step = 0;
-        let mut n = pairs.len() as u64;
         let mut used = EntranceUse::Off;
         let mut record: Option<usize> = None;
         let reuse = entrance
             .as_deref()
             .and_then(|e| e.reusable(set, pairs, limit))
-            .map(|s| (s.step, s.len));
-        if let Some((s, len)) = reuse {
-            step = s;
-            n = len;
-            used = EntranceUse::Reused { step };
-            if n > 0 {
-                lists[0].ensure(ctx, n, limit.max(n))?;
-                let stored = entrance.as_deref().and_then(|e| e.stored.as_ref());
-                if let Some(stored) = stored {
-                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                    encoder.copy_buffer_to_buffer(&stored.list, 0, &lists[0].buffer, 0, n * 12);
-                    ctx.queue.submit([encoder.finish()]);
+            .map(|s| (s.step, s.len, s.list.clone()));
+        let first_step = match &reuse {
+            Some((step, _, _)) => {
+                used = EntranceUse::Reused { step: *step };
+                *step
+            }
+            None => {
+                if pairs.len() as u64 > limit {
+                    return Err(GpuError::PairListOverflow {
+                        step: 0,
+                        needed: pairs.len() as u64,
+                        capacity,
+                    });
                 }
+                if let Some(e) = entrance.as_deref_mut() {
+                    e.stored = None;
+                    let at = e.level.min(first_leaf.saturating_sub(1));
+                    used = EntranceUse::Recorded { step: at };
+                    record = Some(at);
+                }
+                0
             }
-        } else {
-            if n > limit {
-                return Err(GpuError::PairListOverflow {
-                    step: 0,
-                    needed: n,
-                    capacity,
-                });
-            }
-            let roots: Vec<[u32; 3]> = (0..pairs.len() as u32).map(|k| [0, 0, k]).collect();
-            lists[0].ensure(ctx, n, limit)?;
-            ctx.queue
-                .write_buffer(&lists[0].buffer, 0, bytemuck::cast_slice(&roots));
-            if let Some(e) = entrance.as_deref_mut() {
-                e.stored = None;
-                let at = e.level.min(first_leaf.saturating_sub(1));
-                used = EntranceUse::Recorded { step: at };
-                record = Some(at);
-            }
-        }
+        };
         let inflate = entrance.as_deref().map_or(0.0, |e| e.margin) as f32;
-        let mut list_lengths = Vec::new();
-        let mut hit_count = 0u64;
-        let mut current = 0;
+        let start_len = reuse.as_ref().map_or(pairs.len() as u64, |r| r.1);
+        let mut list_capacity = FIRST_LIST_CAPACITY.max(start_len).min(limit);
+        let mut hit_capacity = FIRST_HIT_CAPACITY.min(limit);
         loop {
-            if record == Some(step) {
-                self.store(
-                    ctx,
-                    entrance.as_deref_mut(),
-                    set,
-                    pairs,
-                    step,
-                    &lists[current],
-                    n,
-                )?;
-            }
-            if n == 0 || step > last {
-                break;
-            }
-            list_lengths.push(n);
-            let groups = (n + 1).div_ceil(WG);
-            let (gx, gy) = dispatch_shape(ctx, groups)?;
-            offsets.ensure(ctx, n + 1, limit + 1)?;
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            let hit_capacity = if step >= first_leaf {
-                ensure_hits(
+            let mut stamps = Timestamps::new(ctx);
+            let (round, outcome) = scoped(ctx, "GPU triangle traversal", || {
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                let round = self.record(
                     ctx,
                     &mut encoder,
-                    &mut hits,
-                    (hit_count + n).min(limit),
-                    limit,
-                )?
-            } else {
-                (hits.elements - 4) / 3
-            };
-            let mut params = Params {
-                n: n as u32,
-                groups_x: gx,
-                capacity: 0,
-                step: step as u32,
-                hit_capacity: hit_capacity as u32,
-                inflate_below: record.map_or(0, |at| at as u32),
-                pad: [0; 2],
-                margin: [
-                    TRI_PATH_BOX_MARGIN,
-                    BOX_ABSOLUTE_MARGIN,
-                    TRI_RELATIVE_EPS,
-                    TRI_ABSOLUTE_EPS,
+                    &RoundSpec {
+                        set,
+                        palette: &palette_buffer,
+                        pairs: pairs.len() as u32,
+                        start: match &reuse {
+                            Some((_, len, list)) => Start::List(list, *len),
+                            None => Start::Flags(&all),
+                        },
+                        first_step,
+                        last_step: last,
+                        list_capacity,
+                        hit_capacity,
+                        inflate,
+                        inflate_below: record.map_or(0, |at| at as u32),
+                        store_at: record,
+                    },
+                    stamps.as_mut(),
+                )?;
+                let mut plan = ReadbackPlan::default();
+                let regions = round.plan(&mut plan);
+                let staging = plan.record(ctx, &mut encoder)?;
+                ctx.queue.submit([encoder.finish()]);
+                Ok((round, (regions, staging)))
+            })?;
+            let (regions, staging) = outcome;
+            let t = Instant::now();
+            let bytes = wait_for(ctx, "GPU triangle pairs", staging)?;
+            timings.readback += t.elapsed();
+            timings.round_trips += 1;
+            let outcome = round.decode(&regions, &bytes);
+            if let Some((step, needed)) = outcome.list_overflow {
+                if needed > limit {
+                    return Err(GpuError::PairListOverflow {
+                        step,
+                        needed,
+                        capacity,
+                    });
+                }
+                list_capacity = needed.max(2 * list_capacity).min(limit);
+                continue;
+            }
+            if outcome.hit_overflow {
+                if outcome.hits_needed > limit {
+                    return Err(GpuError::PairListOverflow {
+                        step: first_step + outcome.lengths.len().saturating_sub(1),
+                        needed: outcome.hits_needed,
+                        capacity,
+                    });
+                }
+                hit_capacity = outcome.hits_needed.max(2 * hit_capacity).min(limit);
+                continue;
+            }
+            if let (Some(at), Some(e)) = (record, entrance.as_deref_mut()) {
+                // The traversal may end before the entrance step: then an empty list is kept
+                // at the step where it ended.
+                let ended = first_step + outcome.lengths.len();
+                let step = at.min(ended);
+                let len = outcome.lengths.get(step - first_step).copied().unwrap_or(0);
+                if let Some(list) = round.stored.clone() {
+                    e.stored = Some(Stored {
+                        step,
+                        list,
+                        len,
+                        set_id: set.id,
+                        palette: pairs.iter().map(|p| (p.a, p.b, p.b_to_a)).collect(),
+                        radii: pairs
+                            .iter()
+                            .map(|p| {
+                                motion_radius(
+                                    &set.meshes[p.a as usize].root,
+                                    &set.meshes[p.b as usize].root,
+                                    &p.b_to_a,
+                                )
+                            })
+                            .collect(),
+                    });
+                }
+            }
+            timings.steps = outcome.lengths.len() as u32;
+            timings.wall = started.elapsed();
+            if let Some(stamps) = stamps {
+                timings.kernels = stamps.resolve(ctx)?;
+            }
+            return Ok(TrianglePairs {
+                pairs: outcome.pairs,
+                timings,
+                entrance: used,
+                list_lengths: outcome.lengths,
+            });
+        }
+    }
+
+    /// Records one traversal round into `encoder`: the starting list, then for every step from
+    /// `first_step` to `last_step` the count pass, the indirect prefix sum, the scatter pass and
+    /// the `advance` kernel, all sized on the GPU. Nothing is read back here.
+    pub(crate) fn record(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        spec: &RoundSpec<'_>,
+        mut stamps: Option<&mut Timestamps>,
+    ) -> Result<TraversalRound, GpuError> {
+        let device = &ctx.device;
+        let capacity = spec.list_capacity.max(1);
+        if capacity > u64::from(u32::MAX / 4) || spec.hit_capacity > u64::from(u32::MAX / 4) {
+            return Err(GpuError::InvalidInput {
+                what: "GPU triangle traversal",
+                reason: format!(
+                    "list capacity {capacity} or hit capacity {} exceeds u32 indexing",
+                    spec.hit_capacity
+                ),
+            });
+        }
+        let steps = spec.last_step + 1 - spec.first_step.min(spec.last_step + 1);
+        let lists = [
+            Growable::create(ctx, "GPU pair list", capacity * 12)?,
+            Growable::create(ctx, "GPU pair list", capacity * 12)?,
+        ];
+        let offsets = Growable::create(ctx, "GPU pair offsets", (capacity + 1) * 4)?;
+        let hits = Growable::create(ctx, "GPU triangle pairs", (4 + 3 * spec.hit_capacity) * 4)?;
+        let scan = self.scan.indirect(ctx, &offsets, capacity + 1)?;
+        let info = Growable::create(ctx, "GPU traversal info", (4 + steps as u64 + 2) * 4)?;
+        let args = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("GPU traversal dispatch arguments"),
+            size: 16 * (1 + scan.levels as u64),
+            usage: wgpu::BufferUsages::INDIRECT
+                | wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params = Params {
+            n: 0,
+            groups_x: 0,
+            capacity: capacity as u32,
+            step: spec.first_step as u32,
+            hit_capacity: spec.hit_capacity as u32,
+            inflate_below: spec.inflate_below,
+            pad: [0; 2],
+            margin: [
+                TRI_PATH_BOX_MARGIN,
+                BOX_ABSOLUTE_MARGIN,
+                TRI_RELATIVE_EPS,
+                TRI_ABSOLUTE_EPS,
+            ],
+            inflate: [spec.inflate, 0.0, 0.0, 0.0],
+        };
+        let step_params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("bvh palette params"),
+            contents: bytemuck::bytes_of(&params),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE,
+        });
+        let (start_pairs, flags) = match spec.start {
+            Start::Flags(flags) => (spec.pairs, flags.clone()),
+            Start::List(_, len) => (
+                to_u32("GPU entrance list", len as usize)?,
+                Growable::create(ctx, "GPU palette flags", 4)?,
+            ),
+        };
+        let control = Control {
+            scan_levels: scan.levels as u32,
+            scan_stride: (scan.stride / 4) as u32,
+            max_groups: device.limits().max_compute_workgroups_per_dimension,
+            pairs: start_pairs,
+            first_step: spec.first_step as u32,
+            pad: [0; 3],
+        };
+        let control_uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("palette control"),
+            contents: bytemuck::bytes_of(&control),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let bind = |buffers: &[&wgpu::Buffer], layout: &wgpu::BindGroupLayout| {
+            let entries: Vec<wgpu::BindGroupEntry> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, buffer)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: buffer.as_entire_binding(),
+                })
+                .collect();
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("bvh palette bind group"),
+                layout,
+                entries: &entries,
+            })
+        };
+        let set = spec.set;
+        let steps_bind = [0, 1].map(|cur| {
+            bind(
+                &[
+                    &set.nodes,
+                    &set.levels,
+                    &set.tris,
+                    spec.palette,
+                    &lists[cur],
+                    &lists[1 - cur],
+                    &offsets,
+                    &hits,
+                    &step_params,
                 ],
-                inflate: [inflate, 0.0, 0.0, 0.0],
-            };
-            let bind = self.bind_group(
-                ctx,
-                set,
-                &palette_buffer,
-                &lists,
-                current,
+                &self.layout,
+            )
+        });
+        let control_bind = bind(
+            &[
                 &offsets,
-                &hits,
-                &params,
-            );
+                &step_params,
+                &scan.params,
+                &args,
+                &info,
+                &flags,
+                &lists[0],
+                &control_uniform,
+            ],
+            &self.control_layout,
+        );
+        let store_bytes = capacity * 12;
+        let stored = match spec.store_at {
+            Some(_) => Some(Growable::create(ctx, "GPU entrance list", store_bytes)?),
+            None => None,
+        };
+        // The starting list.
+        if let Start::List(list, len) = spec.start
+            && len > 0
+        {
+            encoder.copy_buffer_to_buffer(list, 0, &lists[0], 0, len.min(capacity) * 12);
+        }
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("bvh palette start"),
+                timestamp_writes: None,
+            });
+            pass.set_bind_group(0, &control_bind, &[]);
+            match spec.start {
+                Start::Flags(_) => pass.set_pipeline(&self.seed),
+                Start::List(..) => pass.set_pipeline(&self.begin),
+            }
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        if let (Some(at), Some(copy)) = (spec.store_at, &stored)
+            && at == spec.first_step
+        {
+            encoder.copy_buffer_to_buffer(&lists[0], 0, copy, 0, store_bytes);
+        }
+        for k in 0..steps {
+            let cur = k % 2;
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("bvh palette count"),
-                    timestamp_writes: stamps.as_mut().and_then(|t| t.pass(Stage::Test)),
+                    timestamp_writes: stamps.as_deref_mut().and_then(|t| t.pass(Stage::Test)),
                 });
                 pass.set_pipeline(&self.count);
-                pass.set_bind_group(0, &bind, &[]);
-                pass.dispatch_workgroups(gx, gy, 1);
+                pass.set_bind_group(0, &steps_bind[cur], &[]);
+                pass.dispatch_workgroups_indirect(&args, 0);
             }
-            let scan = &self.scan;
-            let mut record_scan = |encoder: &mut wgpu::CommandEncoder| {
-                scan.encode(ctx, encoder, &offsets.buffer, n + 1, &mut scratch)
-                    .map(|_| ())
+            let record_scan = |encoder: &mut wgpu::CommandEncoder| {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("bvh palette scan"),
+                    timestamp_writes: None,
+                });
+                self.scan.record_indirect(&mut pass, &scan, &args, 16);
             };
-            match stamps.as_mut() {
-                Some(t) => t.bracket(&mut encoder, Stage::Scan, record_scan)?,
-                None => record_scan(&mut encoder)?,
+            match stamps.as_deref_mut() {
+                Some(t) => t.bracket(encoder, Stage::Scan, record_scan),
+                None => record_scan(encoder),
             }
-            let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("bvh palette counts staging"),
-                size: 8,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            encoder.copy_buffer_to_buffer(&offsets.buffer, n * 4, &staging, 0, 4);
-            encoder.copy_buffer_to_buffer(&hits.buffer, 0, &staging, 4, 4);
-            ctx.queue.submit([encoder.finish()]);
-            let t = Instant::now();
-            let read = map_and_copy::<u32>(ctx, "GPU pair total and hit count", &staging, 2)?;
-            timings.readback += t.elapsed();
-            timings.round_trips += 1;
-            timings.steps += 1;
-            let (total, hits_now) = (u64::from(read[0]), u64::from(read[1]));
-            if hits_now > hit_capacity {
-                return Err(GpuError::PairListOverflow {
-                    step,
-                    needed: hits_now,
-                    capacity,
-                });
-            }
-            hit_count = hits_now;
-            if total > limit {
-                return Err(GpuError::PairListOverflow {
-                    step,
-                    needed: total,
-                    capacity,
-                });
-            }
-            step += 1;
-            if total == 0 {
-                // Record an empty list at the entrance step when nothing survives before it.
-                if let Some(at) = record
-                    && step <= at
-                {
-                    self.store(
-                        ctx,
-                        entrance.as_deref_mut(),
-                        set,
-                        pairs,
-                        step,
-                        &lists[current],
-                        0,
-                    )?;
-                }
-                break;
-            }
-            let next = 1 - current;
-            lists[next].ensure(ctx, total, limit)?;
-            params.capacity = lists[next].elements as u32;
-            let bind = self.bind_group(
-                ctx,
-                set,
-                &palette_buffer,
-                &lists,
-                current,
-                &offsets,
-                &hits,
-                &params,
-            );
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("bvh palette scatter"),
-                    timestamp_writes: stamps.as_mut().and_then(|t| t.pass(Stage::Scatter)),
+                    timestamp_writes: stamps.as_deref_mut().and_then(|t| t.pass(Stage::Scatter)),
                 });
                 pass.set_pipeline(&self.scatter);
-                pass.set_bind_group(0, &bind, &[]);
-                pass.dispatch_workgroups(gx, gy, 1);
+                pass.set_bind_group(0, &steps_bind[cur], &[]);
+                pass.dispatch_workgroups_indirect(&args, 0);
+                pass.set_pipeline(&self.advance);
+                pass.set_bind_group(0, &control_bind, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
             }
-            ctx.queue.submit([encoder.finish()]);
-            n = total;
-            current = next;
+            if let (Some(at), Some(copy)) = (spec.store_at, &stored)
+                && at == spec.first_step + k + 1
+            {
+                encoder.copy_buffer_to_buffer(&lists[1 - cur], 0, copy, 0, store_bytes);
+            }
         }
-        let t = Instant::now();
-        let out = read_hits(ctx, &hits.buffer, hit_count)?;
-        timings.readback += t.elapsed();
-        timings.round_trips += 1;
-        timings.wall = started.elapsed();
-        if let Some(stamps) = stamps {
-            timings.kernels = stamps.resolve(ctx)?;
-        }
-        Ok(TrianglePairs {
-            pairs: out,
-            timings,
-            entrance: used,
-            list_lengths,
+        Ok(TraversalRound {
+            hits,
+            info,
+            steps,
+            first_step: spec.first_step,
+            hit_capacity: spec.hit_capacity,
+            stored,
+            _keep: vec![
+                lists[0].clone(),
+                lists[1].clone(),
+                offsets,
+                args,
+                step_params,
+                control_uniform,
+                flags,
+                scan.params.clone(),
+            ],
         })
     }
+}
 
-    /// Copies the current list into the entrance level (on the GPU).
-    #[allow(clippy::too_many_arguments)]
-    fn store(
-        &self,
-        ctx: &GpuContext,
-        entrance: Option<&mut GpuEntranceLevel>,
-        set: &GpuMeshSet,
-        pairs: &[ObjectPair],
-        step: usize,
-        list: &Growable,
-        len: u64,
-    ) -> Result<(), GpuError> {
-        let Some(e) = entrance else {
-            return Ok(());
-        };
-        check_size(ctx, "GPU entrance list", len * 12)?;
-        let buffer = Growable::create(ctx, "GPU entrance list", len * 12)?;
-        if len > 0 {
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            encoder.copy_buffer_to_buffer(&list.buffer, 0, &buffer, 0, len * 12);
-            ctx.queue.submit([encoder.finish()]);
+impl TraversalRound {
+    /// Adds the round's results (per-step lengths and overflow, then the hit list) to `plan`.
+    pub(crate) fn plan(&self, plan: &mut ReadbackPlan) -> TraversalRegions {
+        TraversalRegions {
+            info: plan.add(&self.info, 0, (4 + self.steps as u64 + 1) * 4),
+            hits: plan.add(&self.hits, 0, (4 + 3 * self.hit_capacity) * 4),
         }
-        e.stored = Some(Stored {
-            step,
-            list: buffer,
-            len,
-            set_id: set.id,
-            palette: pairs.iter().map(|p| (p.a, p.b, p.b_to_a)).collect(),
-            radii: pairs
-                .iter()
-                .map(|p| {
-                    motion_radius(
-                        &set.meshes[p.a as usize].root,
-                        &set.meshes[p.b as usize].root,
-                        &p.b_to_a,
-                    )
-                })
-                .collect(),
-        });
-        Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn bind_group(
-        &self,
-        ctx: &GpuContext,
-        set: &GpuMeshSet,
-        palette: &wgpu::Buffer,
-        lists: &[Growable; 2],
-        current: usize,
-        offsets: &Growable,
-        hits: &Growable,
-        params: &Params,
-    ) -> wgpu::BindGroup {
-        let uniform = ctx
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("bvh palette params"),
-                contents: bytemuck::bytes_of(params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-        let buffers = [
-            &set.nodes,
-            &set.levels,
-            &set.tris,
-            palette,
-            &lists[current].buffer,
-            &lists[1 - current].buffer,
-            &offsets.buffer,
-            &hits.buffer,
-            &uniform,
-        ];
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
+    /// Decodes the round from the staging bytes.
+    pub(crate) fn decode(&self, regions: &TraversalRegions, bytes: &[u8]) -> TraversalOutcome {
+        let info = regions.info.words(bytes);
+        let hits = regions.hits.words(bytes);
+        let list_overflow = (info[0] > 0).then(|| ((info[0] - 1) as usize, u64::from(info[1])));
+        let lengths: Vec<u64> = info[4..4 + self.steps]
             .iter()
-            .enumerate()
-            .map(|(i, buffer)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: buffer.as_entire_binding(),
+            .map(|&n| u64::from(n))
+            .take_while(|&n| n > 0)
+            .collect();
+        let hits_needed = u64::from(hits[0]);
+        let stored = hits_needed.min(self.hit_capacity) as usize;
+        let mut pairs: Vec<TrianglePair> = hits[4..4 + 3 * stored]
+            .chunks_exact(3)
+            .map(|w| TrianglePair {
+                object_pair: w[0],
+                a: w[1],
+                b: w[2],
             })
             .collect();
-        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("bvh palette bind group"),
-            layout: &self.layout,
-            entries: &entries,
-        })
+        pairs.sort_unstable();
+        let _ = self.first_step;
+        TraversalOutcome {
+            pairs,
+            lengths,
+            list_overflow,
+            hits_needed,
+            hit_overflow: hits_needed > self.hit_capacity,
+        }
     }
 }
