@@ -17,6 +17,7 @@ pub mod error;
 pub mod readback;
 pub mod scan;
 pub mod shaders;
+pub mod step_job;
 pub mod testing;
 pub mod timing;
 pub mod tri_tri;
@@ -34,5 +35,9 @@ pub use cinder::{
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;
+pub use step_job::{
+    JobCapacities, JobMesh, JobObject, JobStats, JobVolume, PendingJob, ReadyJob, StepJobAnswer,
+    StepJobInput, StepJobRunner,
+};
 pub use timing::{KernelTimes, StageTimings};
 pub use volume::{GpuVolume, GpuVolumeMesh, GpuVolumeReport};

@@ -3,7 +3,6 @@
 
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use wgpu::util::DeviceExt;
 
 /// Creates a storage buffer holding `data` (at least 4 bytes, so empty inputs still bind),
 /// checking the device's per-binding limit first.
@@ -15,20 +14,40 @@ pub fn storage_buffer<T: bytemuck::Pod>(
 ) -> Result<wgpu::Buffer, GpuError> {
     let bytes: &[u8] = bytemuck::cast_slice(data);
     check_size(ctx, what, bytes.len() as u64)?;
-    let padded;
-    let contents = if bytes.len() < 4 {
-        padded = [0u8; 4];
-        &padded[..]
-    } else {
-        bytes
-    };
-    Ok(ctx
-        .device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(what),
-            contents,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | extra_usage,
-        }))
+    Ok(init_buffer(
+        ctx,
+        what,
+        bytes,
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | extra_usage,
+    ))
+}
+
+/// A buffer of at least 4 bytes holding `contents`, written through the queue (not mapped at
+/// creation: on a lost device a buffer is invalid and mapping it would panic, while a queue
+/// write is only an error for the error scopes).
+pub(crate) fn init_buffer(
+    ctx: &GpuContext,
+    label: &'static str,
+    contents: &[u8],
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    let size = (contents.len() as u64).max(4).next_multiple_of(4);
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: usage | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    if !contents.is_empty() {
+        if contents.len().is_multiple_of(4) {
+            ctx.queue.write_buffer(&buffer, 0, contents);
+        } else {
+            let mut padded = contents.to_vec();
+            padded.resize(size as usize, 0);
+            ctx.queue.write_buffer(&buffer, 0, &padded);
+        }
+    }
+    buffer
 }
 
 /// Creates an uninitialised storage buffer of `bytes` bytes (at least 4).
@@ -226,13 +245,13 @@ const MAP_PENDING: u8 = 0;
 const MAP_DONE: u8 = 1;
 const MAP_FAILED: u8 = 2;
 
-/// A `map_async` in flight: the callback sets a flag that [`MapWatch::state`] reads without
-/// waiting.
+/// A `map_async` in flight. The callback copies the mapped bytes out and unmaps the buffer
+/// right away (so a device destroyed later cannot take them away), then sets a flag that
+/// [`MapWatch::state`] reads without waiting.
 #[derive(Debug)]
 pub(crate) struct MapWatch {
-    buffer: wgpu::Buffer,
     flag: std::sync::Arc<std::sync::atomic::AtomicU8>,
-    error: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+    data: std::sync::Arc<std::sync::Mutex<Result<Vec<u8>, String>>>,
 }
 
 /// What a [`MapWatch`] saw.
@@ -240,7 +259,7 @@ pub(crate) struct MapWatch {
 pub(crate) enum MapState {
     /// The callback has not run yet.
     Pending,
-    /// Mapped: the bytes can be read.
+    /// Mapped and copied: [`MapWatch::take`] gives the bytes.
     Done,
     /// The map failed (the reason).
     Failed(String),
@@ -251,22 +270,32 @@ impl MapWatch {
     pub(crate) fn start(buffer: wgpu::Buffer) -> Self {
         use std::sync::atomic::{AtomicU8, Ordering};
         let flag = std::sync::Arc::new(AtomicU8::new(MAP_PENDING));
-        let error = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let (f, e) = (flag.clone(), error.clone());
-        buffer.map_async(wgpu::MapMode::Read, .., move |result| match result {
-            Ok(()) => f.store(MAP_DONE, Ordering::Release),
-            Err(why) => {
-                if let Ok(mut slot) = e.lock() {
-                    *slot = Some(why.to_string());
-                }
-                f.store(MAP_FAILED, Ordering::Release);
+        let data = std::sync::Arc::new(std::sync::Mutex::new(Ok(Vec::new())));
+        let (f, d) = (flag.clone(), data.clone());
+        let mapped = buffer.clone();
+        buffer.map_async(wgpu::MapMode::Read, .., move |result| {
+            let out = match result {
+                // A device destroyed at this moment makes wgpu panic on the mapped range
+                // (its buffers are gone although the map reported success): that is a lost
+                // device, not a reason to unwind through the poll.
+                Ok(()) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let bytes = mapped.get_mapped_range(..).to_vec();
+                    mapped.unmap();
+                    bytes
+                }))
+                .map_err(|_| "the mapped buffer was destroyed (device lost)".to_string()),
+                Err(why) => Err(why.to_string()),
+            };
+            let failed = out.is_err();
+            if let Ok(mut slot) = d.lock() {
+                *slot = out;
             }
+            f.store(
+                if failed { MAP_FAILED } else { MAP_DONE },
+                Ordering::Release,
+            );
         });
-        Self {
-            buffer,
-            flag,
-            error,
-        }
+        Self { flag, data }
     }
 
     /// The current state (never waits).
@@ -274,21 +303,19 @@ impl MapWatch {
         match self.flag.load(std::sync::atomic::Ordering::Acquire) {
             MAP_PENDING => MapState::Pending,
             MAP_DONE => MapState::Done,
-            _ => MapState::Failed(
-                self.error
-                    .lock()
-                    .ok()
-                    .and_then(|e| e.clone())
-                    .unwrap_or_else(|| "the map failed".into()),
-            ),
+            _ => MapState::Failed(match self.data.lock() {
+                Ok(d) => d.as_ref().err().cloned().unwrap_or_default(),
+                Err(_) => "the map callback panicked".into(),
+            }),
         }
     }
 
-    /// The mapped bytes (call only in [`MapState::Done`]); unmaps the buffer.
+    /// The bytes (empty unless in [`MapState::Done`]).
     pub(crate) fn take(self) -> Vec<u8> {
-        let out = self.buffer.get_mapped_range(..).to_vec();
-        self.buffer.unmap();
-        out
+        match self.data.lock() {
+            Ok(mut d) => std::mem::replace(&mut *d, Ok(Vec::new())).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
     }
 }
 
@@ -372,30 +399,37 @@ pub(crate) fn wait_for(
 }
 
 /// Counts polls that found the device's queue empty while a readback was still pending. A poll
-/// that finds the queue empty runs the callbacks of every finished map, so a few in a row mean
-/// the readback will never come (the device was lost); a few rather than one, because on a
-/// device shared with other threads (Bevy's render device) another thread's poll may be
-/// running our callback at that moment.
+/// that finds the queue empty runs the callbacks of every finished map, so a readback still
+/// pending after such polls will never come (the device was lost). On a device shared with
+/// other threads (Bevy's render device, tests) another thread's poll may be running our callback
+/// at that moment, so it takes several such polls in a row over at least two seconds.
 #[derive(Debug, Default)]
-pub(crate) struct StallCount(u32);
+pub(crate) struct StallCount {
+    polls: u32,
+    since: Option<std::time::Instant>,
+}
 
 impl StallCount {
     /// Polls in a row that may find an empty queue before the device counts as lost.
-    const LIMIT: u32 = 8;
+    const POLLS: u32 = 8;
+    /// And the time they must span.
+    const SPAN: std::time::Duration = std::time::Duration::from_secs(2);
 
-    /// Records one poll's answer; [`GpuError::DeviceLost`] past the limit.
+    /// Records one poll's answer; [`GpuError::DeviceLost`] past the limits.
     pub(crate) fn check(&mut self, what: &'static str, queue_empty: bool) -> Result<(), GpuError> {
         if !queue_empty {
-            self.0 = 0;
+            *self = Self::default();
             return Ok(());
         }
-        self.0 += 1;
-        if self.0 >= Self::LIMIT {
+        self.polls += 1;
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        if self.polls >= Self::POLLS && since.elapsed() >= Self::SPAN {
             return Err(GpuError::DeviceLost {
                 what,
                 reason: format!(
-                    "{} polls found the queue empty but the readback never arrived",
-                    self.0
+                    "{} polls over {:.1} s found the queue empty but the readback never arrived",
+                    self.polls,
+                    since.elapsed().as_secs_f64()
                 ),
             });
         }

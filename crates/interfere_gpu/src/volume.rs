@@ -47,7 +47,7 @@ use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::readback::{
-    ReadbackPlan, Region, check_dispatch, check_size, scoped, storage_buffer, wait_for,
+    ReadbackPlan, Region, check_dispatch, check_size, init_buffer, scoped, storage_buffer, wait_for,
 };
 use crate::shaders;
 use interfere_geometry::bvh::{BalancedNode, BalancedTree};
@@ -58,7 +58,6 @@ use interfere_geometry::volume::{
 };
 use interfere_geometry::{DPose, Solid, TriMesh};
 use std::time::Instant;
-use wgpu::util::DeviceExt;
 
 /// Hits (of both meshes together) one GPU thread holds for one line; a line crossing more
 /// triangles makes [`GpuVolume::compute`] fail with [`GpuError::VolumeHitOverflow`]. Must match
@@ -412,7 +411,7 @@ pub(crate) struct PairPrep {
 /// A prepared pair: nothing to cast (the boxes do not overlap, the zero result), or lines.
 pub(crate) enum Prepared {
     /// The boxes do not overlap.
-    Empty(VolumeResult),
+    Empty(Box<VolumeResult>),
     /// Lines to cast.
     Lines(Box<PairPrep>),
 }
@@ -459,7 +458,7 @@ pub(crate) fn prepare_pair(
     let lo = ba[0].max(bb[0]);
     let hi = ba[1].min(bb[1]);
     if !lo.cmplt(hi).all() {
-        return Ok(Prepared::Empty(empty_result(va.len(), vb.len())));
+        return Ok(Prepared::Empty(Box::new(empty_result(va.len(), vb.len()))));
     }
     let grids: [Grid; 3] = std::array::from_fn(|k| Grid::new(k, lo, hi, options.sampling));
     let rays: f64 = grids.iter().map(|g| g.n[0] as f64 * g.n[1] as f64).sum();
@@ -542,8 +541,6 @@ pub(crate) struct VolumeBatch {
     records: wgpu::Buffer,
     lines: u64,
     capacity: u64,
-    /// First line of each pair (batch numbering).
-    pub(crate) starts: Vec<u64>,
     _keep: Vec<wgpu::Buffer>,
 }
 
@@ -555,8 +552,8 @@ pub(crate) struct VolumeRegions {
 }
 
 /// A batch read back: per line (overlap length bits, flags), and the endpoint records sorted by
-/// line (stable: each line's records keep the kernel's order... which the reduction does not
-/// depend on).
+/// line.
+#[derive(Default)]
 pub(crate) struct VolumeRaw {
     /// Records the kernel wanted to write (more than the capacity: the batch must be re-run).
     pub count: u64,
@@ -627,7 +624,6 @@ impl VolumeKernel {
         let mut geom: Vec<f32> = Vec::new();
         let mut nodes: Vec<BalancedNode> = Vec::new();
         let mut table = Vec::with_capacity(pairs.len());
-        let mut starts = Vec::with_capacity(pairs.len());
         let mut first = 0u64;
         for p in pairs {
             let prep = p.prep;
@@ -668,7 +664,6 @@ impl VolumeKernel {
                 mesh: [p.a.tri_base, p.b.tri_base, p.a.level_base, p.b.level_base],
                 misc: [prep.depth[0], prep.depth[1], prep.tol.to_bits(), 0],
             });
-            starts.push(first);
             first += prep.total;
             geom.extend_from_slice(&prep.geom);
             nodes.extend_from_slice(&prep.nodes);
@@ -683,7 +678,6 @@ impl VolumeKernel {
             records: records.clone(),
             lines,
             capacity,
-            starts: starts.clone(),
             _keep: geom_buffer,
         };
         if lines == 0 {
@@ -723,11 +717,12 @@ impl VolumeKernel {
             capacity: capacity as u32,
             pairs: table.len() as u32,
         };
-        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("volume params"),
-            contents: bytemuck::bytes_of(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let uniform = init_buffer(
+            ctx,
+            "volume params",
+            bytemuck::bytes_of(&params),
+            wgpu::BufferUsages::UNIFORM,
+        );
         let buffers = [
             &geom_buffer,
             &node_buffer,
@@ -783,11 +778,6 @@ impl Growable {
 }
 
 impl VolumeBatch {
-    /// Lines of the batch.
-    pub(crate) fn lines(&self) -> u64 {
-        self.lines
-    }
-
     /// Adds the batch's results (the record count, every line, the record list) to `plan`.
     pub(crate) fn plan(&self, plan: &mut ReadbackPlan) -> VolumeRegions {
         if self.lines == 0 {
@@ -1029,7 +1019,7 @@ impl GpuVolume {
         let clock = Instant::now();
         let mut report = GpuVolumeReport::default();
         let prep = match prepare_pair((&a.mesh, &a.tree), (&b.mesh, &b.tree), b_to_a, options)? {
-            Prepared::Empty(result) => return Ok((result, report)),
+            Prepared::Empty(result) => return Ok((*result, report)),
             Prepared::Lines(prep) => prep,
         };
         report.prepare_ms = clock.elapsed().as_secs_f64() * 1e3;

@@ -24,7 +24,9 @@ use super::{Growable, to_u32};
 use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use crate::readback::{ReadbackPlan, Region, read_buffer, scoped, storage_buffer, wait_for};
+use crate::readback::{
+    ReadbackPlan, Region, init_buffer, read_buffer, scoped, storage_buffer, wait_for,
+};
 use crate::scan::PrefixSum;
 use crate::timing::{Stage, StageTimings, Timestamps};
 use crate::tri_tri::{
@@ -37,7 +39,6 @@ use interfere_geometry::glam::DVec3;
 use interfere_geometry::{DPose, TriMesh};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-use wgpu::util::DeviceExt;
 
 /// Absolute part of the box margin on the triangle path.
 const BOX_ABSOLUTE_MARGIN: f32 = 1e-30;
@@ -492,13 +493,6 @@ pub(crate) struct TraversalOutcome {
     pub hit_overflow: bool,
 }
 
-impl TraversalOutcome {
-    /// Whether the round must be repeated with larger lists.
-    pub(crate) fn overflowed(&self) -> bool {
-        self.list_overflow.is_some() || self.hit_overflow
-    }
-}
-
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct Control {
@@ -610,14 +604,17 @@ impl GpuTriangleTraversal {
             .collect();
         let last = lasts.iter().copied().max().unwrap_or(0);
         let first_leaf = lasts.iter().copied().min().unwrap_or(0);
-        let palette_buffer =
-            storage_buffer(ctx, "GPU palette", &palette, wgpu::BufferUsages::empty())?;
-        let all = storage_buffer(
-            ctx,
-            "GPU palette flags",
-            &vec![1u32; pairs.len()],
-            wgpu::BufferUsages::empty(),
-        )?;
+        let (palette_buffer, all) = scoped(ctx, "GPU triangle traversal", || {
+            Ok((
+                storage_buffer(ctx, "GPU palette", &palette, wgpu::BufferUsages::empty())?,
+                storage_buffer(
+                    ctx,
+                    "GPU palette flags",
+                    &vec![1u32; pairs.len()],
+                    wgpu::BufferUsages::empty(),
+                )?,
+            ))
+        })?;
 
         // Starting list: the stored entrance list, or the roots of every object pair.
         let mut used = EntranceUse::Off;
@@ -805,11 +802,12 @@ impl GpuTriangleTraversal {
             ],
             inflate: [spec.inflate, 0.0, 0.0, 0.0],
         };
-        let step_params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("bvh palette params"),
-            contents: bytemuck::bytes_of(&params),
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE,
-        });
+        let step_params = init_buffer(
+            ctx,
+            "bvh palette params",
+            bytemuck::bytes_of(&params),
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE,
+        );
         let (start_pairs, flags) = match spec.start {
             Start::Flags(flags) => (spec.pairs, flags.clone()),
             Start::List(_, len) => (
@@ -825,11 +823,12 @@ impl GpuTriangleTraversal {
             first_step: spec.first_step as u32,
             pad: [0; 3],
         };
-        let control_uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("palette control"),
-            contents: bytemuck::bytes_of(&control),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let control_uniform = init_buffer(
+            ctx,
+            "palette control",
+            bytemuck::bytes_of(&control),
+            wgpu::BufferUsages::UNIFORM,
+        );
         let bind = |buffers: &[&wgpu::Buffer], layout: &wgpu::BindGroupLayout| {
             let entries: Vec<wgpu::BindGroupEntry> = buffers
                 .iter()

@@ -70,10 +70,11 @@ use super::{CinderObject, WHAT, validate};
 use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use crate::readback::{ReadbackPlan, Region, check_size, scoped, storage_buffer, wait_for};
+use crate::readback::{
+    ReadbackPlan, Region, check_size, init_buffer, scoped, storage_buffer, wait_for,
+};
 use crate::shaders;
 use std::collections::BTreeSet;
-use wgpu::util::DeviceExt;
 
 /// Size of the `View` uniform in `cinder_scene.wgsl`.
 const VIEW_BYTES: u64 = 96;
@@ -203,7 +204,7 @@ pub struct CinderSceneReport {
 }
 
 /// Pipelines of the scene run.
-pub(super) struct ScenePipelines {
+pub(crate) struct ScenePipelines {
     layout: wgpu::BindGroupLayout,
     solid: wgpu::RenderPipeline,
     edge: wgpu::RenderPipeline,
@@ -240,7 +241,8 @@ struct EdgeVertex {
 }
 
 impl ScenePipelines {
-    pub(super) fn new(device: &wgpu::Device) -> Self {
+    /// Compiles the shaders and builds the pipelines.
+    pub(crate) fn new(device: &wgpu::Device) -> Self {
         let module = shaders::module(device, "cinder_scene.wgsl", shaders::CINDER_SCENE);
         let storage = |binding: u32| wgpu::BindGroupLayoutEntry {
             binding,
@@ -448,6 +450,9 @@ fn vertex_normals(object: &CinderObject) -> Vec<[f32; 3]> {
         .collect()
 }
 
+/// Per object, its unique edges (shared between jobs by a mesh cache).
+pub(crate) type EdgeLists = [std::sync::Arc<Vec<(u32, u32)>>];
+
 /// The unique edges `(low, high)` of a triangle list, sorted (degenerate ones dropped).
 pub(crate) fn unique_edges(triangles: &[[u32; 3]]) -> Vec<(u32, u32)> {
     let mut unique = BTreeSet::new();
@@ -463,10 +468,7 @@ pub(crate) fn unique_edges(triangles: &[[u32; 3]]) -> Vec<(u32, u32)> {
 }
 
 /// The scene of `objects` (each object's [`unique_edges`] given, or computed here).
-pub(crate) fn build_scene(
-    objects: &[CinderObject],
-    edge_lists: Option<&[std::sync::Arc<Vec<(u32, u32)>>]>,
-) -> Scene {
+pub(crate) fn build_scene(objects: &[CinderObject], edge_lists: Option<&EdgeLists>) -> Scene {
     let boxes: Vec<Option<Bounds>> = objects.iter().map(bounds).collect();
     let original = candidates(&boxes);
     let mut lo = [f64::INFINITY; 3];
@@ -491,9 +493,9 @@ pub(crate) fn build_scene(
         let object = &objects[i];
         let normals = vertex_normals(object);
         for t in &object.triangles {
-            for k in 0..3 {
+            for &v in t {
                 solids.push(SolidVertex {
-                    p: local(object.vertices[t[k] as usize]),
+                    p: local(object.vertices[v as usize]),
                     object: id as u32,
                 });
             }
@@ -674,7 +676,7 @@ pub(crate) fn prepare(
     ctx: &GpuContext,
     objects: &[CinderObject],
     options: &CinderSceneOptions,
-    edge_lists: Option<&[std::sync::Arc<Vec<(u32, u32)>>]>,
+    edge_lists: Option<&EdgeLists>,
 ) -> Result<Scene, GpuError> {
     validate(ctx, objects, options.resolution)?;
     check_options(options)?;
@@ -837,20 +839,22 @@ impl ScenePipelines {
         let open_bits = storage("cinder scene open", open_words * 4, none);
         let points = storage("cinder scene points", point_stride * views, none);
         let draw_args = storage("cinder scene gated draws", 64, wgpu::BufferUsages::INDIRECT);
-        let solid_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("cinder scene triangles"),
-            contents: bytemuck::cast_slice(&scene.solids),
-            usage: wgpu::BufferUsages::VERTEX,
-        });
-        let edge_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("cinder scene edges"),
-            contents: if scene.edges.is_empty() {
+        let solid_buffer = init_buffer(
+            ctx,
+            "cinder scene triangles",
+            bytemuck::cast_slice(&scene.solids),
+            wgpu::BufferUsages::VERTEX,
+        );
+        let edge_buffer = init_buffer(
+            ctx,
+            "cinder scene edges",
+            if scene.edges.is_empty() {
                 &[0; std::mem::size_of::<EdgeVertex>()]
             } else {
                 bytemuck::cast_slice(&scene.edges)
             },
-            usage: wgpu::BufferUsages::VERTEX,
-        });
+            wgpu::BufferUsages::VERTEX,
+        );
         let width = projections.iter().map(|p| p.width).max().unwrap_or(1);
         let height = projections.iter().map(|p| p.height).max().unwrap_or(1);
         let ids = device.create_texture(&wgpu::TextureDescriptor {
@@ -906,11 +910,12 @@ impl ScenePipelines {
             row: gx * 64,
             pad: [0; 2],
         };
-        let control = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("cinder pairs control"),
-            contents: bytemuck::bytes_of(&control),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+        let control = init_buffer(
+            ctx,
+            "cinder pairs control",
+            bytemuck::bytes_of(&control),
+            wgpu::BufferUsages::UNIFORM,
+        );
         fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
             wgpu::BindGroupEntry {
                 binding,
@@ -939,11 +944,12 @@ impl ScenePipelines {
         let mut view_binds = Vec::with_capacity(projections.len());
         for (v, projection) in projections.iter().enumerate() {
             let view = projection.uniform(objects as u32, capacity as u32, point_capacity);
-            let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("cinder scene view"),
-                contents: bytemuck::bytes_of(&view),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+            let uniform = init_buffer(
+                ctx,
+                "cinder scene view",
+                bytemuck::bytes_of(&view),
+                wgpu::BufferUsages::UNIFORM,
+            );
             view_binds.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("cinder scene bind group"),
                 layout: &self.layout,
@@ -1073,6 +1079,20 @@ impl ScenePipelines {
             pairs: pair_count,
             _keep: keep,
         })
+    }
+}
+
+impl SceneOutcome {
+    /// Views that ran, and the most list entries one of them wrote.
+    pub(crate) fn view_summary(&self) -> (usize, u64) {
+        (
+            self.views.len(),
+            self.views
+                .iter()
+                .map(|(_, v)| v.stats.fragments)
+                .max()
+                .unwrap_or(0),
+        )
     }
 }
 
