@@ -176,6 +176,10 @@ pub struct JobStats {
     pub readback_bytes: u64,
     /// Host time to prepare and record the first round, in milliseconds.
     pub prepare_ms: f64,
+    /// Of which: the CInDeR scene (world-space meshes, normals, edges, size estimates).
+    pub prepare_cinder_ms: f64,
+    /// Of which: the volume pairs (placing `j` in `i`'s frame, local `f32` frames, refits).
+    pub prepare_volume_ms: f64,
 }
 
 /// The answer to one step's job. Every list follows the order of [`StepJobInput::pairs`].
@@ -418,6 +422,8 @@ struct JobPlan {
     cinder: Option<CinderPlan>,
     traversal: Option<TraversalPlan>,
     volume: Option<VolumePlan>,
+    /// Host milliseconds of the CInDeR and volume preparation.
+    prepare_ms: [f64; 2],
 }
 
 struct CinderPlan {
@@ -580,6 +586,7 @@ impl StepJobRunner {
             answered: false,
         };
         job.stats.pairs = job.plan.pairs.len();
+        [job.stats.prepare_cinder_ms, job.stats.prepare_volume_ms] = job.plan.prepare_ms;
         // What is known without the GPU.
         if let Some(c) = &job.plan.cinder
             && c.scene.original.is_empty()
@@ -778,6 +785,7 @@ impl StepJobRunner {
             .collect();
 
         // CInDeR over the objects of the pairs, in increasing object order.
+        let clock = Instant::now();
         let cinder = match &input.cinder {
             None => None,
             Some(options) => {
@@ -814,6 +822,7 @@ impl StepJobRunner {
             }
         };
 
+        let cinder_ms = clock.elapsed().as_secs_f64() * 1e3;
         // The traversal's palette.
         let traversal = if input.triangle_pairs && !input.pairs.is_empty() {
             let palette: Vec<ObjectPair> = input
@@ -850,6 +859,7 @@ impl StepJobRunner {
         };
 
         // Every pair's volume lines.
+        let clock = Instant::now();
         let volume = match &input.volume {
             None => None,
             Some(v) => {
@@ -896,6 +906,7 @@ impl StepJobRunner {
                 })
             }
         };
+        let volume_ms = clock.elapsed().as_secs_f64() * 1e3;
         let mesh_index = input
             .pairs
             .iter()
@@ -912,6 +923,7 @@ impl StepJobRunner {
             cinder,
             traversal,
             volume,
+            prepare_ms: [cinder_ms, volume_ms],
         })
     }
 
@@ -1085,6 +1097,7 @@ impl JobPlan {
             cinder: None,
             traversal: None,
             volume: None,
+            prepare_ms: [0.0; 2],
         }
     }
 }

@@ -22,6 +22,15 @@
 //! writes a record (triangle, sign, depth, barycentric weights) to a list compacted with an
 //! atomic counter (the list grows and the dispatch is repeated when it overflows).
 //!
+//! **Batches.** The kernel casts the lines of many pairs in one dispatch: a pair table (per
+//! pair: its lines per axis, where its local vertices, refitted nodes and line coordinates are,
+//! where its two meshes' triangles and level offsets are) and one binary search per invocation
+//! for its pair. [`GpuVolume::compute`] is a batch of one; the step job ([`crate::step_job`])
+//! batches every pair of a physics step. Each pair keeps its own local frame and refit, so a
+//! pair's lines and records are the same in a batch as alone (tested pair by pair). The trees
+//! are refitted on the host: on the falling-heap bench (`interfere bench gpu-job`) all of a
+//! step's host preparation, refits included, is a few percent of the job.
+//!
 //! **Certified lines, exact fix-up.** Every edge function comes with a rigorous bound on its
 //! distance to the exact value of the CPU's predicate on the `f64` geometry: Shewchuk's
 //! `ccwerrboundA` (`3ε + 16ε²` times the sum of the magnitudes of the two products) for the

@@ -2,6 +2,7 @@
 //! the peer (parry3d 0.31, in-process) or the naive baseline in the same run.
 
 pub mod faces;
+pub mod gpu_job;
 pub mod parry_peer;
 pub mod sap;
 
@@ -22,6 +23,9 @@ pub enum BenchCommand {
     /// Intersection volume in the tumbling protocol: time and error per resolution, vs the
     /// exact volume of manifold3d (README figures).
     Volume(volume::VolumeBenchArgs),
+    /// One GPU job per physics step (CInDeR, triangle traversal, every pair's volume in one
+    /// submission) against the same work in separate blocking calls.
+    GpuJob(gpu_job::GpuJobArgs),
 }
 
 /// Runs a benchmark.
@@ -31,5 +35,6 @@ pub fn run(cmd: BenchCommand) -> Result<(), String> {
         BenchCommand::Sap(a) => sap::run(a),
         BenchCommand::Faces(a) => faces::run(a),
         BenchCommand::Volume(a) => volume::run(a),
+        BenchCommand::GpuJob(a) => gpu_job::run(a),
     }
 }

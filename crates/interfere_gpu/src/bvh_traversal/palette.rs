@@ -10,10 +10,15 @@
 //! is at its leaf step runs the conservative `f32` triangle test ([`crate::tri_tri`]) and
 //! appends `(object pair, triangle of A, triangle of B)` with an atomic counter.
 //!
-//! Per step: `count` (box test or leaf triangle test), [`crate::PrefixSum`], one readback of 8
-//! bytes (the scan total and the hit count: they size the next list and the hit buffer and are
-//! checked against the capacity), then `scatter`. At the end the hit count is already known, so
-//! only that many hits are read back.
+//! Per step: `count` (box test or leaf triangle test), the prefix sum ([`crate::PrefixSum`],
+//! here in its indirect form), `scatter`, then the `advance` kernel of
+//! `shaders/palette_control.wgsl`, which reads the scan total on the GPU, clamps it to the list
+//! capacity (recording the first overflow and the length it needed) and writes the next step's
+//! indirect dispatch arguments (count/scatter and every scan level). So every step of a query
+//! is recorded up front and submitted at once; the hits (up to the hit capacity, their count
+//! counted past it) and the per-step list lengths come back in one readback. A round whose
+//! lists or hits did not fit is repeated with the measured size (`seed` starts the list from
+//! one flag per object pair, which lets the step job start from CInDeR's answer on the GPU).
 //!
 //! The box test's margin on this path is [`TRI_PATH_BOX_MARGIN`], larger than the triangle
 //! test's distance bound, so no pair the triangle test reports is pruned higher up: the result
@@ -1000,6 +1005,192 @@ impl TraversalRound {
             list_overflow,
             hits_needed,
             hit_overflow: hits_needed > self.hit_capacity,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readback::wait_for;
+    use crate::scan::{BLOCK, scan_shape};
+
+    /// The GPU's list set-up (`begin` in `shaders/palette_control.wgsl`) writes the dispatch
+    /// arguments and scan parameters that the host twins (`scan_shape`, 64 invocations per
+    /// count group) give, for lengths around every block boundary, past one dispatch row and
+    /// past the capacity (recorded as an overflow); the indirect scan they drive equals the CPU
+    /// twin (`exclusive_scan_cpu`) on those lengths.
+    #[test]
+    fn gpu_list_setup_matches_the_host_shapes() {
+        let Some(ctx) = crate::testing::gpu_or_skip("gpu_list_setup_matches_the_host_shapes")
+        else {
+            return;
+        };
+        let t = GpuTriangleTraversal::new(&ctx);
+        let capacity: u64 = 1 << 23;
+        // Data to scan: a fixed pseudo-random sequence of small counts.
+        let values: Vec<u32> = (0..=capacity as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) >> 30)
+            .collect();
+        let offsets = Growable::create(&ctx, "offsets", (capacity + 1) * 4).expect("buffer");
+        let scan = t
+            .scan
+            .indirect(&ctx, &offsets, capacity + 1)
+            .expect("indirect scan");
+        let max_groups = u64::from(ctx.device.limits().max_compute_workgroups_per_dimension);
+        for n in [
+            0u64,
+            1,
+            63,
+            64,
+            511,
+            512,
+            513,
+            BLOCK * BLOCK - 1,
+            BLOCK * BLOCK,
+            300_001,
+            64 * max_groups + 5,
+            capacity + 7,
+        ] {
+            let params = Params {
+                n: 0,
+                groups_x: 0,
+                capacity: capacity as u32,
+                step: 3,
+                hit_capacity: 1,
+                inflate_below: 0,
+                pad: [0; 2],
+                margin: [0.0; 4],
+                inflate: [0.0; 4],
+            };
+            let step_params = init_buffer(
+                &ctx,
+                "params",
+                bytemuck::bytes_of(&params),
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            );
+            let control = Control {
+                scan_levels: scan.levels as u32,
+                scan_stride: (scan.stride / 4) as u32,
+                max_groups: max_groups as u32,
+                pairs: n as u32,
+                first_step: 3,
+                pad: [0; 3],
+            };
+            let control = init_buffer(
+                &ctx,
+                "control",
+                bytemuck::bytes_of(&control),
+                wgpu::BufferUsages::UNIFORM,
+            );
+            let args = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("args"),
+                size: 16 * (1 + scan.levels as u64),
+                usage: wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let info = Growable::create(&ctx, "info", 64).expect("buffer");
+            let dummy = [
+                Growable::create(&ctx, "flags", 4).expect("buffer"),
+                Growable::create(&ctx, "list", 4).expect("buffer"),
+            ];
+            let buffers = [
+                &offsets,
+                &step_params,
+                &scan.params,
+                &args,
+                &info,
+                &dummy[0],
+                &dummy[1],
+                &control,
+            ];
+            let entries: Vec<wgpu::BindGroupEntry> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &t.control_layout,
+                entries: &entries,
+            });
+            ctx.queue
+                .write_buffer(&offsets, 0, bytemuck::cast_slice(&values));
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&t.begin);
+                pass.set_bind_group(0, &bind, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+            // The indirect scan of the n + 1 counts those arguments describe.
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                t.scan.record_indirect(&mut pass, &scan, &args, 16);
+            }
+            let mut plan = ReadbackPlan::default();
+            let r_params = plan.add(&step_params, 0, 8);
+            let r_args = plan.add(&args, 0, 16 * (1 + scan.levels as u64));
+            let r_scan = plan.add(&scan.params, 0, scan.stride * scan.levels as u64);
+            let r_info = plan.add(&info, 0, 24);
+            let kept = n.min(capacity);
+            // The scan is compared up to a million values (three levels), the shapes always.
+            let compared = kept > 0 && kept <= 1 << 20;
+            let r_data = plan.add(&offsets, 0, if compared { (kept + 1) * 4 } else { 0 });
+            let staging = plan.record(&ctx, &mut encoder).expect("staging");
+            ctx.queue.submit([encoder.finish()]);
+            let bytes = wait_for(&ctx, "list setup", staging).expect("readback");
+            if compared {
+                let mut expected = values[..=kept as usize].to_vec();
+                crate::scan::exclusive_scan_cpu(&mut expected);
+                assert!(
+                    r_data.words(&bytes) == expected,
+                    "n = {n}: the indirect scan differs from the CPU twin"
+                );
+            }
+            let p = r_params.words(&bytes);
+            let a = r_args.words(&bytes);
+            let sp = r_scan.words(&bytes);
+            let info = r_info.words(&bytes);
+            assert_eq!(u64::from(p[0]), kept, "n = {n}: list length");
+            assert_eq!(
+                (info[0], u64::from(info[1])),
+                if n > capacity { (4, n) } else { (0, 0) },
+                "n = {n}: overflow record"
+            );
+            assert_eq!(u64::from(info[4]), kept, "n = {n}: recorded length");
+            let groups = if kept == 0 {
+                0
+            } else {
+                (kept + 1).div_ceil(64)
+            };
+            let x = groups.min(max_groups);
+            let y = if x == 0 { 0 } else { groups.div_ceil(x) };
+            assert_eq!(
+                (u64::from(a[0]), u64::from(a[1]), a[2]),
+                (x, y, 1),
+                "n = {n}: count groups"
+            );
+            assert_eq!(u64::from(p[1]), x, "n = {n}: groups_x");
+            let stride = (scan.stride / 4) as usize;
+            for (l, &(size, gx, gy)) in scan_shape(kept + 1, scan.levels, max_groups)
+                .iter()
+                .enumerate()
+            {
+                let (gx, gy) = if kept == 0 { (0, 0) } else { (gx, gy) };
+                assert_eq!(
+                    (a[4 + 4 * l], a[5 + 4 * l]),
+                    (gx, gy),
+                    "n = {n}: scan level {l} groups"
+                );
+                assert_eq!(u64::from(sp[l * stride]), size, "n = {n}: level {l} size");
+                assert_eq!(sp[l * stride + 1], gx, "n = {n}: level {l} width");
+            }
         }
     }
 }

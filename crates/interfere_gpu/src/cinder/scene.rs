@@ -16,11 +16,16 @@
 //! point hides another.
 //!
 //! **Reads (§6.1).** The resolve pass keeps a pixel only when it found an interference or an
-//! unbalanced count, inside an occlusion query; the host reads a 24-byte summary (counters and
-//! the query) and reads the pair bitset, the not-closed bits and the points back only when the
-//! query counted samples. The surviving pixels also write the penetrated object's identifier
-//! (plus one) into an `R32Uint` colour target, the §5 frame buffer, which stays on the GPU: a
-//! pixel can see several pairs, so pairs are read from the bitset instead.
+//! unbalanced count, inside an occlusion query. All views of a run are recorded and submitted at
+//! once; their counters and queries, the pair bitset and the not-closed bits (both accumulated
+//! over the views) come back in one readback, and the points of the views whose query counted
+//! samples in a second one. With [`CinderViews::ZThenXy`] a compute kernel
+//! (`shaders/cinder_pairs.wgsl`) between the views ORs the bitset after the view along `z` and
+//! writes the indirect draw arguments of the views along `x` and `y`: their full vertex counts
+//! when `z` found no pair, zero otherwise, so the fallback views cost a readback of nothing. The
+//! surviving pixels also write the penetrated object's identifier (plus one) into an `R32Uint`
+//! colour target, the §5 frame buffer, which stays on the GPU: a pixel can see several pairs, so
+//! pairs are read from the bitset instead.
 //!
 //! **Localization (§6.2).** Each interfering edge pixel's position and depth are un-projected
 //! (in f64) to the world-space edge point. It lies on the penetrating object's offset edge,
@@ -64,7 +69,9 @@
 //!
 //! Limits: a pixel resolves at most 64 list entries; longer lists are counted in
 //! [`CinderSceneReport::saturated_pixels`] (the rest of the list is ignored there). The node
-//! storage is sized from the projected areas and grown and re-run when it overflows.
+//! storage is sized from the projected areas (an upper estimate) and, when a view still
+//! overflows it (its counter counts past the capacity), the run is repeated with the measured
+//! size.
 
 use super::{CinderObject, WHAT, validate};
 use crate::compute::{compute_kernels, storage_entry, uniform_entry};
@@ -173,7 +180,7 @@ pub struct ViewStats {
     pub fragments: u64,
     /// Pixels the occlusion query counted (interference or unbalanced counts).
     pub flagged_pixels: u64,
-    /// Whether the results were read back (only when `flagged_pixels > 0`).
+    /// Whether the view's points were read back (only when `flagged_pixels > 0`, §6.1).
     pub read_back: bool,
 }
 
