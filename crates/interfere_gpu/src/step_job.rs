@@ -371,19 +371,17 @@ pub struct StepJobRunner {
 }
 
 /// What a device must allow for the job's kernels (checked by [`StepJobRunner::new`]).
-const NEEDED_LIMITS: [(&str, u64); 6] = [
+const NEEDED_LIMITS: [(&str, u64); 5] = [
     ("max_storage_buffers_per_shader_stage", 8),
     ("max_compute_invocations_per_workgroup", 256),
     ("max_compute_workgroup_size_x", 256),
     ("max_compute_workgroup_storage_size", 2048),
     ("max_uniform_buffer_binding_size", 96),
-    ("max_storage_buffers_per_shader_stage (fragment)", 7),
 ];
 
 fn limit_value(limits: &wgpu::Limits, name: &str) -> u64 {
     match name {
-        "max_storage_buffers_per_shader_stage"
-        | "max_storage_buffers_per_shader_stage (fragment)" => {
+        "max_storage_buffers_per_shader_stage" => {
             u64::from(limits.max_storage_buffers_per_shader_stage)
         }
         "max_compute_invocations_per_workgroup" => {
@@ -563,7 +561,8 @@ impl StepJobRunner {
     }
 
     /// Prepares the step on the host, records all of its GPU work, submits it and starts the
-    /// readback's `map_async`; never waits for the GPU. Input errors (unknown mesh ids, pairs
+    /// readback's `map_async`; never waits for the GPU. Each job owns its GPU buffers, so
+    /// several may be in flight at once. Input errors (unknown mesh ids, pairs
     /// out of range or not `i < j`, poses not finite, CInDeR options the device refuses) and
     /// buffers beyond the device's limits are errors of the whole job; a pair's volume that
     /// cannot be computed is an error of that pair only (in the answer).

@@ -28,8 +28,9 @@
 //! for its pair. [`GpuVolume::compute`] is a batch of one; the step job ([`crate::step_job`])
 //! batches every pair of a physics step. Each pair keeps its own local frame and refit, so a
 //! pair's lines and records are the same in a batch as alone (tested pair by pair). The trees
-//! are refitted on the host: on the falling-heap bench (`interfere bench gpu-job`) all of a
-//! step's host preparation, refits included, is a few percent of the job.
+//! are refitted on the host: on the falling-heap bench (`interfere bench gpu-job`, lavapipe, 40
+//! bodies, 220 pairs) placing the pairs in their local frames and refitting took 6.9 ms of a
+//! 137 ms host preparation (docs/benchmarks.md), so there is no GPU refit pass.
 //!
 //! **Certified lines, exact fix-up.** Every edge function comes with a rigorous bound on its
 //! distance to the exact value of the CPU's predicate on the `f64` geometry: Shewchuk's

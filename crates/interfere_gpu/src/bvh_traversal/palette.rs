@@ -427,6 +427,8 @@ pub struct GpuTriangleTraversal {
     seed: wgpu::ComputePipeline,
     control_layout: wgpu::BindGroupLayout,
     scan: PrefixSum,
+    /// Starting list and hit capacities of the next blocking query (learned from the last).
+    learned: std::sync::Mutex<(u64, u64)>,
 }
 
 /// Where a recorded traversal starts.
@@ -556,6 +558,7 @@ impl GpuTriangleTraversal {
             seed,
             control_layout,
             scan: PrefixSum::new(ctx),
+            learned: std::sync::Mutex::new((FIRST_LIST_CAPACITY, FIRST_HIT_CAPACITY)),
         }
     }
 
@@ -568,9 +571,11 @@ impl GpuTriangleTraversal {
     ///
     /// All steps are recorded at once and submitted together: the list lengths stay on the GPU
     /// (`shaders/palette_control.wgsl` sets up each step's indirect dispatches), and the hits and
-    /// per-step lengths come back in one readback. Lists start at 65,536 entries and hits at
-    /// 16,384 (at most `capacity`); a round whose lists did not fit is repeated with the length
-    /// it measured ([`StageTimings::round_trips`] counts the rounds).
+    /// per-step lengths come back in one readback. Lists start at half as much again as the
+    /// previous query needed (at least 65,536 entries, hits at least 16,384; at most
+    /// `capacity`); a round whose lists did not fit is repeated with the length it measured
+    /// ([`StageTimings::round_trips`] counts the rounds: only the first overflowing step's need
+    /// is known, so a query much larger than the previous one may take several).
     pub fn triangle_pairs(
         &self,
         ctx: &GpuContext,
@@ -652,8 +657,13 @@ impl GpuTriangleTraversal {
         };
         let inflate = entrance.as_deref().map_or(0.0, |e| e.margin) as f32;
         let start_len = reuse.as_ref().map_or(pairs.len() as u64, |r| r.1);
-        let mut list_capacity = FIRST_LIST_CAPACITY.max(start_len).min(limit);
-        let mut hit_capacity = FIRST_HIT_CAPACITY.min(limit);
+        let (first_list, first_hits) = self
+            .learned
+            .lock()
+            .map(|l| *l)
+            .unwrap_or((FIRST_LIST_CAPACITY, FIRST_HIT_CAPACITY));
+        let mut list_capacity = first_list.max(start_len).min(limit);
+        let mut hit_capacity = first_hits.min(limit);
         loop {
             let mut stamps = Timestamps::new(ctx);
             let (round, outcome) = scoped(ctx, "GPU triangle traversal", || {
@@ -738,6 +748,18 @@ impl GpuTriangleTraversal {
                             .collect(),
                     });
                 }
+            }
+            // The next query starts from half as much again as this one needed (never below
+            // the first sizes, shrinking by at most half per query).
+            if let Ok(mut l) = self.learned.lock() {
+                let longest = outcome.lengths.iter().copied().max().unwrap_or(0);
+                let next = |needed: u64, old: u64, first: u64| {
+                    (needed + needed / 2).max(old / 2).max(first)
+                };
+                *l = (
+                    next(longest, l.0, FIRST_LIST_CAPACITY),
+                    next(outcome.hits_needed, l.1, FIRST_HIT_CAPACITY),
+                );
             }
             timings.steps = outcome.lengths.len() as u32;
             timings.wall = started.elapsed();
