@@ -668,8 +668,10 @@ impl StepJobRunner {
             if let Some((r, regions)) = &round.traversal {
                 let outcome = r.decode(regions, &bytes);
                 let t = job.plan.traversal.as_mut().expect("traversal planned");
-                if let Some((_, needed)) = outcome.list_overflow {
-                    t.list_capacity = grow(needed, t.list_capacity);
+                if let Some((step, needed)) = outcome.list_overflow {
+                    let (list, hits) = outcome.regrow(needed, step, t.last, t.list_capacity);
+                    t.list_capacity = list.min(MAX_CAPACITY);
+                    t.hit_capacity = t.hit_capacity.max(hits).min(MAX_CAPACITY);
                     again = true;
                 } else if outcome.hit_overflow {
                     t.hit_capacity = grow(outcome.hits_needed, t.hit_capacity);

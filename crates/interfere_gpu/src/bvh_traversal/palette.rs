@@ -500,6 +500,31 @@ pub(crate) struct TraversalOutcome {
     pub hit_overflow: bool,
 }
 
+impl TraversalOutcome {
+    /// List and hit capacities for the next round after the list of step `step + 1` needed
+    /// `needed` entries (of a traversal whose last step is `last`, lists of `old` entries). The
+    /// later steps' lengths are unknown (they ran on a truncated list), so they are extrapolated
+    /// with the growth per step seen so far (between 2 and 2.5, at most 16 times `needed`); the
+    /// hits are bounded by the last list's length. Without this, every later step that
+    /// outgrows its list would cost one more round.
+    pub(crate) fn regrow(&self, needed: u64, step: usize, last: usize, old: u64) -> (u64, u64) {
+        let growth = self
+            .lengths
+            .windows(2)
+            .filter(|w| w[0] > 0)
+            .map(|w| w[1] as f64 / w[0] as f64)
+            .fold(2.0f64, f64::max)
+            .min(2.5);
+        let remaining = last.saturating_sub(step + 1) as i32;
+        let estimate = (needed as f64 * growth.powi(remaining)).min(16.0 * needed as f64) as u64;
+        let list = estimate
+            .max(needed)
+            .max(2 * old)
+            .min(u64::from(u32::MAX / 4));
+        (list, list)
+    }
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct Control {
@@ -709,7 +734,9 @@ impl GpuTriangleTraversal {
                         capacity,
                     });
                 }
-                list_capacity = needed.max(2 * list_capacity).min(limit);
+                let (list, hits) = outcome.regrow(needed, step, last, list_capacity);
+                list_capacity = list.min(limit);
+                hit_capacity = hit_capacity.max(hits).min(limit);
                 continue;
             }
             if outcome.hit_overflow {
