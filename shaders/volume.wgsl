@@ -2,10 +2,13 @@
 // section 2.2, Eq. 1 and Eq. 2), driven by crates/interfere_gpu/src/volume.rs. CPU reference:
 // crates/interfere_geometry/src/volume/{uniform.rs, ray_bvh.rs}.
 //
-// One invocation per axis-parallel line (axis k, row i, column j), in the CPU's order
-// (k, then i, then j). Both meshes are given in a local frame (A's frame shifted to the centre
-// of the overlap box), rounded to f32 on the host, with node boxes refitted over those f32
-// vertices. The invocation:
+// One invocation per axis-parallel line of a batch of mesh pairs. The pair table holds, per
+// pair, its lines (axis k, row i, column j, in the CPU's order k, then i, then j, numbered from
+// the pair's first line), where its vertices, refitted nodes and line coordinates are in the
+// shared buffers, and where its two meshes' triangles and level offsets are. Both meshes of a
+// pair are given in that pair's local frame (A's frame shifted to the centre of the overlap
+// box), rounded to f32 on the host, with node boxes refitted over those f32 vertices. An
+// invocation finds its pair by binary search over the pairs' first lines, then:
 //   1. walks each mesh's balanced AABB tree depth-first with an explicit stack, testing the
 //      line's (u, v) against the node boxes (padded to cover the rounding to f32);
 //   2. tests leaf triangles with three 2-D edge functions, each evaluated from the endpoint
@@ -21,7 +24,7 @@
 //   4. sweeps the sorted hits with one winding count per mesh: the summed length of the depth
 //      intervals inside both solids (Eq. 1, per line), and, for a line with no flag, one record
 //      per interval endpoint (triangle, sign, depth, barycentric weights: Eq. 2).
-// The host recasts flagged lines exactly on the CPU and reduces everything in f64.
+// The host recasts flagged lines exactly on the CPU and reduces everything in f64, per pair.
 
 struct Node {
     min: vec3<f32>,
@@ -41,31 +44,41 @@ struct Record {
     l2: f32,
 };
 
-struct Params {
+// One mesh pair of the batch.
+struct PairEntry {
     // Per axis k: x = first float of the u table in geom, y = first float of the v table,
     // z = rows (u values), w = columns (v values).
     grid: array<vec4<u32>, 3>,
-    // x, y, z: first line of axes 0, 1, 2; w: total lines.
-    ray_base: vec4<u32>,
-    // x: first float of B's vertices in geom; y: first node of B; z: leaf level of A; w: of B.
+    // x, y, z: first line of axes 0, 1, 2 (batch numbering); w: one past the pair's last line.
+    rays: vec4<u32>,
+    // x: first float of A's vertices in geom; y: of B's; z: first node of A; w: of B.
+    verts: vec4<u32>,
+    // x: first triangle of A in tris; y: of B; z: first level offset of A in levels; w: of B.
     mesh: vec4<u32>,
-    // x: invocations per dispatch row; y: record capacity.
+    // x: leaf level of A; y: of B; z: bits of the absolute error of the host's f64 shift.
     misc: vec4<u32>,
-    // x: absolute error term of the host's f64 shift to the local frame.
-    tol: vec4<f32>,
-    // Level offsets (relative to the mesh's first node), 4 per vector.
-    levels_a: array<vec4<u32>, 9>,
-    levels_b: array<vec4<u32>, 9>,
+};
+
+struct Params {
+    // Lines of the batch.
+    lines: u32,
+    // Invocations per dispatch row.
+    row: u32,
+    // Record capacity.
+    capacity: u32,
+    // Pairs in the table.
+    pairs: u32,
 };
 
 @group(0) @binding(0) var<storage, read> geom: array<f32>;
 @group(0) @binding(1) var<storage, read> nodes: array<Node>;
-@group(0) @binding(2) var<storage, read> tris_a: array<u32>;
-@group(0) @binding(3) var<storage, read> tris_b: array<u32>;
-@group(0) @binding(4) var<storage, read_write> ray_out: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read_write> records: array<Record>;
-@group(0) @binding(6) var<storage, read_write> counter: array<atomic<u32>>;
-@group(0) @binding(7) var<uniform> params: Params;
+@group(0) @binding(2) var<storage, read> tris: array<u32>;
+@group(0) @binding(3) var<storage, read> levels: array<u32>;
+@group(0) @binding(4) var<storage, read> pairs: array<PairEntry>;
+@group(0) @binding(5) var<storage, read_write> ray_out: array<vec2<u32>>;
+@group(0) @binding(6) var<storage, read_write> records: array<Record>;
+@group(0) @binding(7) var<storage, read_write> counter: array<atomic<u32>>;
+@group(0) @binding(8) var<uniform> params: Params;
 
 const WG: u32 = 64u;
 // Hits of both meshes kept per line (documented as MAX_HITS_PER_RAY on the host).
@@ -89,22 +102,29 @@ var<private> hit_err: array<f32, CAP>;
 var<private> hit_id: array<u32, CAP>;
 var<private> n_hits: u32;
 var<private> flags: u32;
+// The invocation's pair.
+var<private> pe: PairEntry;
 
 fn level_offset(m: u32, l: u32) -> u32 {
     if (m == 0u) {
-        return params.levels_a[l / 4u][l % 4u];
+        return levels[pe.mesh.z + l];
     }
-    return params.levels_b[l / 4u][l % 4u];
+    return levels[pe.mesh.w + l];
+}
+
+fn tol() -> f32 {
+    return bitcast<f32>(pe.misc.z);
 }
 
 fn vertex(m: u32, t: u32, c: u32) -> vec4<f32> {
     var v: u32;
-    var base = 0u;
+    var base: u32;
     if (m == 0u) {
-        v = tris_a[3u * t + c];
+        v = tris[3u * (pe.mesh.x + t) + c];
+        base = pe.verts.x;
     } else {
-        v = tris_b[3u * t + c];
-        base = params.mesh.x;
+        v = tris[3u * (pe.mesh.y + t) + c];
+        base = pe.verts.y;
     }
     let b = base + 3u * v;
     // w carries the vertex index (exact as a float bit pattern).
@@ -186,7 +206,7 @@ fn test_triangle(m: u32, tri: u32, k: u32, q: vec2<f32>) -> Hit {
     let c1 = vec2<f32>(pick(v1.xyz, ku), pick(v1.xyz, kv));
     let c2 = vec2<f32>(pick(v2.xyz, ku), pick(v2.xyz, kv));
     let mag = max(max(max(abs(v0.xyz), abs(v1.xyz)), abs(v2.xyz)), vec3<f32>(abs(q), 0.0));
-    let eta = ETA_REL * max(mag.x, max(mag.y, mag.z)) + params.tol.x;
+    let eta = ETA_REL * max(mag.x, max(mag.y, mag.z)) + tol();
     let e0 = edge_fn(i1, c1, i2, c2, q, eta);
     let e1 = edge_fn(i2, c2, i0, c0, q, eta);
     let e2 = edge_fn(i0, c0, i1, c1, q, eta);
@@ -225,12 +245,12 @@ fn test_triangle(m: u32, tri: u32, k: u32, q: vec2<f32>) -> Hit {
 }
 
 fn cast_mesh(m: u32, k: u32, q: vec2<f32>) {
-    var depth = params.mesh.z;
-    var node_base = 0u;
+    var depth = pe.misc.x;
+    var node_base = pe.verts.z;
     var mesh_bit = 0u;
     if (m == 1u) {
-        depth = params.mesh.w;
-        node_base = params.mesh.y;
+        depth = pe.misc.y;
+        node_base = pe.verts.w;
         mesh_bit = ON_B;
     }
     let ku = (k + 1u) % 3u;
@@ -248,7 +268,7 @@ fn cast_mesh(m: u32, k: u32, q: vec2<f32>) {
         let node = nodes[node_base + level_offset(m, l) + i];
         let lo = vec2<f32>(pick(node.min, ku), pick(node.min, kv));
         let hi = vec2<f32>(pick(node.max, ku), pick(node.max, kv));
-        let pad = (abs(lo) + abs(hi) + abs(q)) * PAD_REL + vec2<f32>(2.0 * params.tol.x);
+        let pad = (abs(lo) + abs(hi) + abs(q)) * PAD_REL + vec2<f32>(2.0 * tol());
         if (any(q < lo - pad) || any(q > hi + pad)) {
             continue;
         }
@@ -287,18 +307,30 @@ fn before(ta: f32, ia: u32, tb: f32, ib: u32) -> bool {
 
 @compute @workgroup_size(64)
 fn cast_rays(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let r = gid.x + gid.y * params.misc.x;
-    if (r >= params.ray_base.w) {
+    let r = gid.x + gid.y * params.row;
+    if (r >= params.lines) {
         return;
     }
+    // The pair: the last one whose first line is at most r.
+    var lo = 0u;
+    var hi = params.pairs;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) / 2u;
+        if (pairs[mid].rays.x <= r) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    pe = pairs[lo];
     var k = 0u;
-    if (r >= params.ray_base.z) {
+    if (r >= pe.rays.z) {
         k = 2u;
-    } else if (r >= params.ray_base.y) {
+    } else if (r >= pe.rays.y) {
         k = 1u;
     }
-    let g = params.grid[k];
-    let line = r - params.ray_base[k];
+    let g = pe.grid[k];
+    let line = r - pe.rays[k];
     let q = vec2<f32>(geom[g.x + line / g.w], geom[g.y + line % g.w]);
     n_hits = 0u;
     flags = 0u;
@@ -374,7 +406,7 @@ fn cast_rays(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
             if (keep) {
                 let slot = atomicAdd(&counter[0], 1u);
-                if (slot < params.misc.y) {
+                if (slot < params.capacity) {
                     let m = select(0u, 1u, (id & ON_B) != 0u);
                     let tri = id & TRI_MASK;
                     let hit = test_triangle(m, tri, k, q);

@@ -109,4 +109,41 @@ pub enum GpuError {
         /// Hits one thread holds.
         cap: u32,
     },
+    /// The device lacks a limit a kernel needs (a device made with lower limits than the
+    /// adapter offers, e.g. WebGPU's downlevel defaults).
+    #[error(
+        "the GPU device on '{adapter}' allows {limit} = {available}, but {what} needs at least \
+         {needed}"
+    )]
+    LimitTooLow {
+        /// Name of the adapter.
+        adapter: String,
+        /// The `wgpu::Limits` field.
+        limit: &'static str,
+        /// What the device allows.
+        available: u64,
+        /// What the kernel needs.
+        needed: u64,
+        /// The kernel that needs it.
+        what: &'static str,
+    },
+    /// wgpu reported an error while recording or submitting GPU work (a validation error, out of
+    /// memory, or an internal error; on a lost or destroyed device every new resource is invalid,
+    /// so this is also how a lost device shows up).
+    #[error("wgpu error during {what}: {message}")]
+    Wgpu {
+        /// What was being done.
+        what: &'static str,
+        /// wgpu's description.
+        message: String,
+    },
+    /// The device stopped answering: its queue is empty but a readback never arrived (the
+    /// device was lost or destroyed while a job was in flight).
+    #[error("the GPU device was lost during {what}: {reason}")]
+    DeviceLost {
+        /// What was in flight.
+        what: &'static str,
+        /// What was seen.
+        reason: String,
+    },
 }

@@ -5,7 +5,9 @@
 //! Every kernel has a CPU twin in `interfere_geometry` (or in this crate) and a parity test.
 //!
 //! Start with [`GpuContext::headless`] to get a device without a window; inside Bevy, wrap the
-//! render device with [`GpuContext::from_parts`].
+//! render device with [`GpuContext::from_parts`]. For a physics step, [`step_job`] records all of
+//! the step's GPU work (CInDeR, the triangle traversal, every pair's volume) into one
+//! submission with one readback and answers through non-blocking polls.
 #![deny(missing_docs)]
 
 pub mod brute_force;
@@ -17,6 +19,7 @@ pub mod error;
 pub mod readback;
 pub mod scan;
 pub mod shaders;
+pub mod step_job;
 pub mod testing;
 pub mod timing;
 pub mod tri_tri;
@@ -34,5 +37,9 @@ pub use cinder::{
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;
 pub use scan::PrefixSum;
+pub use step_job::{
+    JobCapacities, JobMesh, JobObject, JobStats, JobVolume, PendingJob, ReadyJob, StepJobAnswer,
+    StepJobInput, StepJobRunner,
+};
 pub use timing::{KernelTimes, StageTimings};
 pub use volume::{GpuVolume, GpuVolumeMesh, GpuVolumeReport};

@@ -209,3 +209,138 @@ impl PrefixSum {
         Ok((scanned, if values.is_empty() { 0 } else { total }))
     }
 }
+
+/// Number of scan levels [`PrefixSum::encode`] uses for `n` elements (1 up to [`BLOCK`]).
+pub(crate) fn scan_levels(n: u64) -> usize {
+    let mut levels = 1;
+    let mut size = n.max(1);
+    while size > BLOCK {
+        size = size.div_ceil(BLOCK);
+        levels += 1;
+    }
+    levels
+}
+
+/// Per level `l` of a scan of `n` elements (`levels` levels, as sized for the largest `n`):
+/// its length and its dispatch shape `(x, y)` within `max_groups` workgroups per dimension.
+/// The GPU twin is `scan_shape` in `shaders/palette_control.wgsl`.
+pub(crate) fn scan_shape(n: u64, levels: usize, max_groups: u64) -> Vec<(u64, u32, u32)> {
+    let mut out = Vec::with_capacity(levels);
+    let mut size = n.max(1);
+    for _ in 0..levels {
+        let groups = size.div_ceil(BLOCK);
+        let x = groups.min(max_groups);
+        out.push((size, x as u32, groups.div_ceil(x) as u32));
+        size = groups;
+    }
+    out
+}
+
+/// A prefix sum whose length is decided on the GPU: its block-sum buffers are sized for the
+/// largest length, and each level reads its `Params` (length, dispatch width) from
+/// [`IndirectScan::params`] at `l · stride` and its workgroup counts from an indirect-argument
+/// buffer, both written by a GPU kernel (`shaders/palette_control.wgsl`), so no level needs a
+/// readback. Unneeded top levels scan one element, which changes nothing.
+pub(crate) struct IndirectScan {
+    /// Levels (fixed by the largest length).
+    pub(crate) levels: usize,
+    /// Per level, at `l · stride` bytes: `n`, `groups_x`, 0, 0 (uniform and storage usage).
+    pub(crate) params: wgpu::Buffer,
+    /// Bytes between two levels' params (the device's uniform offset alignment, at least 16).
+    pub(crate) stride: u64,
+    _sums: Vec<wgpu::Buffer>,
+    bind_groups: Vec<wgpu::BindGroup>,
+}
+
+impl PrefixSum {
+    /// The buffers and bind groups of an indirect scan over up to `max_n` elements of `data`.
+    pub(crate) fn indirect(
+        &self,
+        ctx: &GpuContext,
+        data: &wgpu::Buffer,
+        max_n: u64,
+    ) -> Result<IndirectScan, GpuError> {
+        if max_n > u64::from(u32::MAX) {
+            return Err(GpuError::InvalidInput {
+                what: "prefix sum",
+                reason: format!("{max_n} elements exceed u32 indexing"),
+            });
+        }
+        let levels = scan_levels(max_n);
+        let shape = scan_shape(max_n, levels, u64::MAX);
+        let stride = u64::from(ctx.device.limits().min_uniform_buffer_offset_alignment).max(16);
+        let params = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("indirect scan params"),
+            size: stride * levels as u64,
+            usage: wgpu::BufferUsages::UNIFORM
+                | wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut sums = Vec::with_capacity(levels);
+        for &(size, _, _) in &shape {
+            sums.push(storage_buffer_sized(
+                ctx,
+                "prefix-sum block sums",
+                size.div_ceil(BLOCK).max(1) * 4,
+                wgpu::BufferUsages::empty(),
+            )?);
+        }
+        let bind_groups = (0..levels)
+            .map(|l| {
+                let input = if l == 0 { data } else { &sums[l - 1] };
+                ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("indirect scan bind group"),
+                    layout: &self.layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: input.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: sums[l].as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: &params,
+                                offset: l as u64 * stride,
+                                size: wgpu::BufferSize::new(16),
+                            }),
+                        },
+                    ],
+                })
+            })
+            .collect();
+        Ok(IndirectScan {
+            levels,
+            params,
+            stride,
+            _sums: sums,
+            bind_groups,
+        })
+    }
+
+    /// Records the scan's dispatches into `pass`: level `l` takes its workgroup counts from
+    /// `args` at `args_offset + 16 · l`.
+    pub(crate) fn record_indirect(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        scan: &IndirectScan,
+        args: &wgpu::Buffer,
+        args_offset: u64,
+    ) {
+        pass.set_pipeline(&self.scan_blocks);
+        for (l, bind_group) in scan.bind_groups.iter().enumerate() {
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups_indirect(args, args_offset + 16 * l as u64);
+        }
+        pass.set_pipeline(&self.add_offsets);
+        for (l, bind_group) in scan.bind_groups.iter().enumerate().rev().skip(1) {
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups_indirect(args, args_offset + 16 * l as u64);
+        }
+    }
+}

@@ -35,3 +35,9 @@ pub fn module(
         source: wgpu::ShaderSource::Wgsl(source.into()),
     })
 }
+
+/// Control kernels of the palette traversal without readbacks: list setup between steps.
+pub const PALETTE_CONTROL: &str = include_str!("../../../shaders/palette_control.wgsl");
+
+/// CInDeR scene helpers: the gate of the later views and the per-pair flag extraction.
+pub const CINDER_PAIRS: &str = include_str!("../../../shaders/cinder_pairs.wgsl");

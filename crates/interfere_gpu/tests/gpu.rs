@@ -900,5 +900,7 @@ mod cinder {
 mod bvh_complete;
 #[path = "gpu/cinder.rs"]
 mod cinder_ext;
+#[path = "gpu/step_job.rs"]
+mod step_job;
 #[path = "gpu/volume.rs"]
 mod volume;

@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod faces;
+pub mod gpu_job;
 pub mod parry_peer;
 pub mod sap;
 
@@ -27,6 +28,9 @@ pub enum BenchCommand {
     /// Hierarchy build times: OBBTree (one and several threads), balanced AABB tree and
     /// parry3d's BVH on the same mesh.
     Build(build::BuildArgs),
+    /// One GPU job per physics step (CInDeR, triangle traversal, every pair's volume in one
+    /// submission) against the same work in separate blocking calls.
+    GpuJob(gpu_job::GpuJobArgs),
 }
 
 /// Runs a benchmark; `quiet` silences the progress reports on standard error.
@@ -37,5 +41,6 @@ pub fn run(cmd: BenchCommand, quiet: bool) -> Result<(), String> {
         BenchCommand::Sap(a) => sap::run(a),
         BenchCommand::Faces(a) => faces::run(a, quiet),
         BenchCommand::Volume(a) => volume::run(a, quiet),
+        BenchCommand::GpuJob(a) => gpu_job::run(a),
     }
 }

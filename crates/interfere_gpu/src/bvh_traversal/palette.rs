@@ -10,22 +10,29 @@
 //! is at its leaf step runs the conservative `f32` triangle test ([`crate::tri_tri`]) and
 //! appends `(object pair, triangle of A, triangle of B)` with an atomic counter.
 //!
-//! Per step: `count` (box test or leaf triangle test), [`crate::PrefixSum`], one readback of 8
-//! bytes (the scan total and the hit count: they size the next list and the hit buffer and are
-//! checked against the capacity), then `scatter`. At the end the hit count is already known, so
-//! only that many hits are read back.
+//! Per step: `count` (box test or leaf triangle test), the prefix sum ([`crate::PrefixSum`],
+//! here in its indirect form), `scatter`, then the `advance` kernel of
+//! `shaders/palette_control.wgsl`, which reads the scan total on the GPU, clamps it to the list
+//! capacity (recording the first overflow and the length it needed) and writes the next step's
+//! indirect dispatch arguments (count/scatter and every scan level). So every step of a query
+//! is recorded up front and submitted at once; the hits (up to the hit capacity, their count
+//! counted past it) and the per-step list lengths come back in one readback. A round whose
+//! lists or hits did not fit is repeated with the measured size (`seed` starts the list from
+//! one flag per object pair, which lets the step job start from CInDeR's answer on the GPU).
 //!
 //! The box test's margin on this path is [`TRI_PATH_BOX_MARGIN`], larger than the triangle
 //! test's distance bound, so no pair the triangle test reports is pruned higher up: the result
 //! equals the brute-force kernel's ([`crate::brute_force`]) and is independent of the entrance
 //! level.
 
-use super::{Growable, WG, to_u32};
+use super::{Growable, to_u32};
 use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use crate::readback::{check_size, map_and_copy, read_buffer, storage_buffer};
-use crate::scan::{PrefixSum, ScanScratch, dispatch_shape};
+use crate::readback::{
+    ReadbackPlan, Region, init_buffer, read_buffer, scoped, storage_buffer, wait_for,
+};
+use crate::scan::PrefixSum;
 use crate::timing::{Stage, StageTimings, Timestamps};
 use crate::tri_tri::{
     GpuObjectPair, MeshRef, TRI_ABSOLUTE_EPS, TRI_PATH_BOX_MARGIN, TRI_RELATIVE_EPS,
@@ -37,7 +44,6 @@ use interfere_geometry::glam::DVec3;
 use interfere_geometry::{DPose, TriMesh};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-use wgpu::util::DeviceExt;
 
 /// Absolute part of the box margin on the triangle path.
 const BOX_ABSOLUTE_MARGIN: f32 = 1e-30;
@@ -259,27 +265,6 @@ pub(crate) fn read_hits(
     Ok(out)
 }
 
-/// Makes a hit buffer (4-word header, then 3 words per hit) hold `hits` hits, copying the old
-/// contents into the new buffer through `encoder`. Returns the capacity in hits.
-pub(crate) fn ensure_hits(
-    ctx: &GpuContext,
-    encoder: &mut wgpu::CommandEncoder,
-    buffer: &mut Growable,
-    hits: u64,
-    limit: u64,
-) -> Result<u64, GpuError> {
-    let words = 4 + 3 * hits;
-    if buffer.elements < words {
-        let grown = hits.next_power_of_two().min(limit.max(hits));
-        let bytes = (4 + 3 * grown) * 4;
-        let new = Growable::create(ctx, buffer.what, bytes)?;
-        encoder.copy_buffer_to_buffer(&buffer.buffer, 0, &new, 0, buffer.elements * 4);
-        buffer.buffer = new;
-        buffer.elements = 4 + 3 * grown;
-    }
-    Ok((buffer.elements - 4) / 3)
-}
-
 /// A new hit buffer with room for `hits` hits and a zero count.
 pub(crate) fn new_hits(ctx: &GpuContext, hits: u64) -> Result<Growable, GpuError> {
     let words = 4 + 3 * hits;
@@ -431,13 +416,130 @@ fn motion_radius(a: &BalancedNode, b: &BalancedNode, pose: &DPose) -> f64 {
     ra.max(rb)
 }
 
-/// The compiled kernels of the palette traversal with leaf triangle tests.
+/// The compiled kernels of the palette traversal with leaf triangle tests, and the control
+/// kernels that chain its steps on the GPU (`shaders/palette_control.wgsl`).
 pub struct GpuTriangleTraversal {
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
+    advance: wgpu::ComputePipeline,
+    begin: wgpu::ComputePipeline,
+    seed: wgpu::ComputePipeline,
+    control_layout: wgpu::BindGroupLayout,
     scan: PrefixSum,
+    /// Starting list and hit capacities of the next blocking query (learned from the last).
+    learned: std::sync::Mutex<(u64, u64)>,
 }
+
+/// Where a recorded traversal starts.
+pub(crate) enum Start<'a> {
+    /// The roots `(0, 0, k)` of the palette's object pairs `k` whose flag (one `u32` per pair
+    /// in this buffer) is non-zero, compacted on the GPU in order.
+    Flags(&'a wgpu::Buffer),
+    /// A list of this many entries (an entrance list), copied in.
+    List(&'a wgpu::Buffer, u64),
+}
+
+/// What one traversal round needs besides the kernels.
+pub(crate) struct RoundSpec<'a> {
+    /// The meshes.
+    pub set: &'a GpuMeshSet,
+    /// The palette entries (`GpuObjectPair`s).
+    pub palette: &'a wgpu::Buffer,
+    /// Number of palette entries.
+    pub pairs: u32,
+    /// The starting list.
+    pub start: Start<'a>,
+    /// The step the starting list belongs to.
+    pub first_step: usize,
+    /// The last step (the deepest leaf step of the palette).
+    pub last_step: usize,
+    /// Entries one pair list holds.
+    pub list_capacity: u64,
+    /// Hits the hit list holds.
+    pub hit_capacity: u64,
+    /// Growth of `A`'s boxes on the steps below `inflate_below` (entrance recording).
+    pub inflate: f32,
+    /// See `inflate`.
+    pub inflate_below: u32,
+    /// Copy the list of this step (an entrance level being recorded).
+    pub store_at: Option<usize>,
+}
+
+/// The GPU resources of one recorded traversal round (kept alive until it is read back).
+pub(crate) struct TraversalRound {
+    hits: wgpu::Buffer,
+    info: wgpu::Buffer,
+    steps: usize,
+    first_step: usize,
+    hit_capacity: u64,
+    /// The copy of the list at `RoundSpec::store_at` (the full capacity; its length is known
+    /// after the readback).
+    stored: Option<wgpu::Buffer>,
+    _keep: Vec<wgpu::Buffer>,
+}
+
+/// Where a round's results land in the staging buffer.
+pub(crate) struct TraversalRegions {
+    info: Region,
+    hits: Region,
+}
+
+/// A decoded traversal round.
+#[derive(Debug)]
+pub(crate) struct TraversalOutcome {
+    /// The reported triangle pairs, sorted (incomplete when the round overflowed).
+    pub pairs: Vec<TrianglePair>,
+    /// Length of the list tested at each step from the first, up to the first empty one.
+    pub lengths: Vec<u64>,
+    /// The first step whose next list did not fit, and the length it needed.
+    pub list_overflow: Option<(usize, u64)>,
+    /// Hits the leaf tests reported (all of them when no list overflowed).
+    pub hits_needed: u64,
+    /// Whether `hits_needed` exceeded the hit capacity.
+    pub hit_overflow: bool,
+}
+
+impl TraversalOutcome {
+    /// List and hit capacities for the next round after the list of step `step + 1` needed
+    /// `needed` entries (of a traversal whose last step is `last`, lists of `old` entries). The
+    /// later steps' lengths are unknown (they ran on a truncated list), so they are extrapolated
+    /// with the growth per step seen so far (between 2 and 2.5, at most 16 times `needed`); the
+    /// hits are bounded by the last list's length. Without this, every later step that
+    /// outgrows its list would cost one more round.
+    pub(crate) fn regrow(&self, needed: u64, step: usize, last: usize, old: u64) -> (u64, u64) {
+        let growth = self
+            .lengths
+            .windows(2)
+            .filter(|w| w[0] > 0)
+            .map(|w| w[1] as f64 / w[0] as f64)
+            .fold(2.0f64, f64::max)
+            .min(2.5);
+        let remaining = last.saturating_sub(step + 1) as i32;
+        let estimate = (needed as f64 * growth.powi(remaining)).min(16.0 * needed as f64) as u64;
+        let list = estimate
+            .max(needed)
+            .max(2 * old)
+            .min(u64::from(u32::MAX / 4));
+        (list, list)
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Control {
+    scan_levels: u32,
+    scan_stride: u32,
+    max_groups: u32,
+    pairs: u32,
+    first_step: u32,
+    pad: [u32; 3],
+}
+
+/// Initial capacities of a blocking query's lists (grown on overflow, up to the caller's
+/// capacity).
+const FIRST_LIST_CAPACITY: u64 = 1 << 16;
+const FIRST_HIT_CAPACITY: u64 = 1 << 14;
 
 impl GpuTriangleTraversal {
     /// Compiles the kernels on `ctx`'s device.
@@ -455,11 +557,33 @@ impl GpuTriangleTraversal {
             &entries,
             ["count", "scatter"],
         );
+        let control = shaders::module(device, "palette_control.wgsl", shaders::PALETTE_CONTROL);
+        let (control_layout, [advance, begin, seed]) = compute_kernels(
+            device,
+            "palette control",
+            &control,
+            &[
+                storage_entry(0, true),
+                storage_entry(1, false),
+                storage_entry(2, false),
+                storage_entry(3, false),
+                storage_entry(4, false),
+                storage_entry(5, true),
+                storage_entry(6, false),
+                uniform_entry(7),
+            ],
+            ["advance", "begin", "seed"],
+        );
         Self {
             count,
             scatter,
             layout,
+            advance,
+            begin,
+            seed,
+            control_layout,
             scan: PrefixSum::new(ctx),
+            learned: std::sync::Mutex::new((FIRST_LIST_CAPACITY, FIRST_HIT_CAPACITY)),
         }
     }
 
@@ -469,6 +593,14 @@ impl GpuTriangleTraversal {
     /// it). With `entrance`, the traversal starts from its stored list when that is valid for
     /// this palette and these poses, and records one otherwise. Meshes out of range and poses not
     /// finite in `f32` are [`GpuError::InvalidInput`].
+    ///
+    /// All steps are recorded at once and submitted together: the list lengths stay on the GPU
+    /// (`shaders/palette_control.wgsl` sets up each step's indirect dispatches), and the hits and
+    /// per-step lengths come back in one readback. Lists start at half as much again as the
+    /// previous query needed (at least 65,536 entries, hits at least 16,384; at most
+    /// `capacity`); a round whose lists did not fit is repeated with the length it measured
+    /// ([`StageTimings::round_trips`] counts the rounds: only the first overflowing step's need
+    /// is known, so a query much larger than the previous one may take several).
     pub fn triangle_pairs(
         &self,
         ctx: &GpuContext,
@@ -507,313 +639,607 @@ impl GpuTriangleTraversal {
             .collect();
         let last = lasts.iter().copied().max().unwrap_or(0);
         let first_leaf = lasts.iter().copied().min().unwrap_or(0);
-        let palette_buffer =
-            storage_buffer(ctx, "GPU palette", &palette, wgpu::BufferUsages::empty())?;
-
-        let mut lists = [
-            Growable::new(ctx, "GPU pair list", 12)?,
-            Growable::new(ctx, "GPU pair list", 12)?,
-        ];
-        let mut offsets = Growable::new(ctx, "GPU pair offsets", 4)?;
-        let mut hits = new_hits(ctx, 0)?;
-        let mut scratch = ScanScratch::default();
-        let mut stamps = Timestamps::new(ctx);
+        let (palette_buffer, all) = scoped(ctx, "GPU triangle traversal", || {
+            Ok((
+                storage_buffer(ctx, "GPU palette", &palette, wgpu::BufferUsages::empty())?,
+                storage_buffer(
+                    ctx,
+                    "GPU palette flags",
+                    &vec![1u32; pairs.len()],
+                    wgpu::BufferUsages::empty(),
+                )?,
+            ))
+        })?;
 
         // Starting list: the stored entrance list, or the roots of every object pair.
-        let mut step = 0;
-        let mut n = pairs.len() as u64;
         let mut used = EntranceUse::Off;
         let mut record: Option<usize> = None;
         let reuse = entrance
             .as_deref()
             .and_then(|e| e.reusable(set, pairs, limit))
-            .map(|s| (s.step, s.len));
-        if let Some((s, len)) = reuse {
-            step = s;
-            n = len;
-            used = EntranceUse::Reused { step };
-            if n > 0 {
-                lists[0].ensure(ctx, n, limit.max(n))?;
-                let stored = entrance.as_deref().and_then(|e| e.stored.as_ref());
-                if let Some(stored) = stored {
-                    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                    encoder.copy_buffer_to_buffer(&stored.list, 0, &lists[0].buffer, 0, n * 12);
-                    ctx.queue.submit([encoder.finish()]);
+            .map(|s| (s.step, s.len, s.list.clone()));
+        let first_step = match &reuse {
+            Some((step, _, _)) => {
+                used = EntranceUse::Reused { step: *step };
+                *step
+            }
+            None => {
+                if pairs.len() as u64 > limit {
+                    return Err(GpuError::PairListOverflow {
+                        step: 0,
+                        needed: pairs.len() as u64,
+                        capacity,
+                    });
                 }
+                if let Some(e) = entrance.as_deref_mut() {
+                    e.stored = None;
+                    let at = e.level.min(first_leaf.saturating_sub(1));
+                    used = EntranceUse::Recorded { step: at };
+                    record = Some(at);
+                }
+                0
             }
-        } else {
-            if n > limit {
-                return Err(GpuError::PairListOverflow {
-                    step: 0,
-                    needed: n,
-                    capacity,
-                });
-            }
-            let roots: Vec<[u32; 3]> = (0..pairs.len() as u32).map(|k| [0, 0, k]).collect();
-            lists[0].ensure(ctx, n, limit)?;
-            ctx.queue
-                .write_buffer(&lists[0].buffer, 0, bytemuck::cast_slice(&roots));
-            if let Some(e) = entrance.as_deref_mut() {
-                e.stored = None;
-                let at = e.level.min(first_leaf.saturating_sub(1));
-                used = EntranceUse::Recorded { step: at };
-                record = Some(at);
-            }
-        }
+        };
         let inflate = entrance.as_deref().map_or(0.0, |e| e.margin) as f32;
-        let mut list_lengths = Vec::new();
-        let mut hit_count = 0u64;
-        let mut current = 0;
+        let start_len = reuse.as_ref().map_or(pairs.len() as u64, |r| r.1);
+        let (first_list, first_hits) = self
+            .learned
+            .lock()
+            .map(|l| *l)
+            .unwrap_or((FIRST_LIST_CAPACITY, FIRST_HIT_CAPACITY));
+        let mut list_capacity = first_list.max(start_len).min(limit);
+        let mut hit_capacity = first_hits.min(limit);
         loop {
-            if record == Some(step) {
-                self.store(
-                    ctx,
-                    entrance.as_deref_mut(),
-                    set,
-                    pairs,
-                    step,
-                    &lists[current],
-                    n,
-                )?;
-            }
-            if n == 0 || step > last {
-                break;
-            }
-            list_lengths.push(n);
-            let groups = (n + 1).div_ceil(WG);
-            let (gx, gy) = dispatch_shape(ctx, groups)?;
-            offsets.ensure(ctx, n + 1, limit + 1)?;
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            let hit_capacity = if step >= first_leaf {
-                ensure_hits(
+            let mut stamps = Timestamps::new(ctx);
+            let (round, outcome) = scoped(ctx, "GPU triangle traversal", || {
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                let round = self.record(
                     ctx,
                     &mut encoder,
-                    &mut hits,
-                    (hit_count + n).min(limit),
-                    limit,
-                )?
-            } else {
-                (hits.elements - 4) / 3
-            };
-            let mut params = Params {
-                n: n as u32,
-                groups_x: gx,
-                capacity: 0,
-                step: step as u32,
-                hit_capacity: hit_capacity as u32,
-                inflate_below: record.map_or(0, |at| at as u32),
-                pad: [0; 2],
-                margin: [
-                    TRI_PATH_BOX_MARGIN,
-                    BOX_ABSOLUTE_MARGIN,
-                    TRI_RELATIVE_EPS,
-                    TRI_ABSOLUTE_EPS,
+                    &RoundSpec {
+                        set,
+                        palette: &palette_buffer,
+                        pairs: pairs.len() as u32,
+                        start: match &reuse {
+                            Some((_, len, list)) => Start::List(list, *len),
+                            None => Start::Flags(&all),
+                        },
+                        first_step,
+                        last_step: last,
+                        list_capacity,
+                        hit_capacity,
+                        inflate,
+                        inflate_below: record.map_or(0, |at| at as u32),
+                        store_at: record,
+                    },
+                    stamps.as_mut(),
+                )?;
+                let mut plan = ReadbackPlan::default();
+                let regions = round.plan(&mut plan);
+                let staging = plan.record(ctx, &mut encoder)?;
+                ctx.queue.submit([encoder.finish()]);
+                Ok((round, (regions, staging)))
+            })?;
+            let (regions, staging) = outcome;
+            let t = Instant::now();
+            let bytes = wait_for(ctx, "GPU triangle pairs", staging)?;
+            timings.readback += t.elapsed();
+            timings.round_trips += 1;
+            let outcome = round.decode(&regions, &bytes);
+            if let Some((step, needed)) = outcome.list_overflow {
+                if needed > limit {
+                    return Err(GpuError::PairListOverflow {
+                        step,
+                        needed,
+                        capacity,
+                    });
+                }
+                let (list, hits) = outcome.regrow(needed, step, last, list_capacity);
+                list_capacity = list.min(limit);
+                hit_capacity = hit_capacity.max(hits).min(limit);
+                continue;
+            }
+            if outcome.hit_overflow {
+                if outcome.hits_needed > limit {
+                    return Err(GpuError::PairListOverflow {
+                        step: first_step + outcome.lengths.len().saturating_sub(1),
+                        needed: outcome.hits_needed,
+                        capacity,
+                    });
+                }
+                hit_capacity = outcome.hits_needed.max(2 * hit_capacity).min(limit);
+                continue;
+            }
+            if let (Some(at), Some(e)) = (record, entrance.as_deref_mut()) {
+                // The traversal may end before the entrance step: then an empty list is kept
+                // at the step where it ended.
+                let ended = first_step + outcome.lengths.len();
+                let step = at.min(ended);
+                let len = outcome.lengths.get(step - first_step).copied().unwrap_or(0);
+                if let Some(list) = round.stored.clone() {
+                    e.stored = Some(Stored {
+                        step,
+                        list,
+                        len,
+                        set_id: set.id,
+                        palette: pairs.iter().map(|p| (p.a, p.b, p.b_to_a)).collect(),
+                        radii: pairs
+                            .iter()
+                            .map(|p| {
+                                motion_radius(
+                                    &set.meshes[p.a as usize].root,
+                                    &set.meshes[p.b as usize].root,
+                                    &p.b_to_a,
+                                )
+                            })
+                            .collect(),
+                    });
+                }
+            }
+            // The next query starts from half as much again as this one needed (never below
+            // the first sizes, shrinking by at most half per query).
+            if let Ok(mut l) = self.learned.lock() {
+                let longest = outcome.lengths.iter().copied().max().unwrap_or(0);
+                let next = |needed: u64, old: u64, first: u64| {
+                    (needed + needed / 2).max(old / 2).max(first)
+                };
+                *l = (
+                    next(longest, l.0, FIRST_LIST_CAPACITY),
+                    next(outcome.hits_needed, l.1, FIRST_HIT_CAPACITY),
+                );
+            }
+            timings.steps = outcome.lengths.len() as u32;
+            timings.wall = started.elapsed();
+            if let Some(stamps) = stamps {
+                timings.kernels = stamps.resolve(ctx)?;
+            }
+            return Ok(TrianglePairs {
+                pairs: outcome.pairs,
+                timings,
+                entrance: used,
+                list_lengths: outcome.lengths,
+            });
+        }
+    }
+
+    /// Records one traversal round into `encoder`: the starting list, then for every step from
+    /// `first_step` to `last_step` the count pass, the indirect prefix sum, the scatter pass and
+    /// the `advance` kernel, all sized on the GPU. Nothing is read back here.
+    pub(crate) fn record(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        spec: &RoundSpec<'_>,
+        mut stamps: Option<&mut Timestamps>,
+    ) -> Result<TraversalRound, GpuError> {
+        let device = &ctx.device;
+        let capacity = spec.list_capacity.max(1);
+        if capacity > u64::from(u32::MAX / 4) || spec.hit_capacity > u64::from(u32::MAX / 4) {
+            return Err(GpuError::InvalidInput {
+                what: "GPU triangle traversal",
+                reason: format!(
+                    "list capacity {capacity} or hit capacity {} exceeds u32 indexing",
+                    spec.hit_capacity
+                ),
+            });
+        }
+        let steps = spec.last_step + 1 - spec.first_step.min(spec.last_step + 1);
+        let lists = [
+            Growable::create(ctx, "GPU pair list", capacity * 12)?,
+            Growable::create(ctx, "GPU pair list", capacity * 12)?,
+        ];
+        let offsets = Growable::create(ctx, "GPU pair offsets", (capacity + 1) * 4)?;
+        let hits = Growable::create(ctx, "GPU triangle pairs", (4 + 3 * spec.hit_capacity) * 4)?;
+        let scan = self.scan.indirect(ctx, &offsets, capacity + 1)?;
+        let info = Growable::create(ctx, "GPU traversal info", (4 + steps as u64 + 2) * 4)?;
+        let args = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("GPU traversal dispatch arguments"),
+            size: 16 * (1 + scan.levels as u64),
+            usage: wgpu::BufferUsages::INDIRECT
+                | wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params = Params {
+            n: 0,
+            groups_x: 0,
+            capacity: capacity as u32,
+            step: spec.first_step as u32,
+            hit_capacity: spec.hit_capacity as u32,
+            inflate_below: spec.inflate_below,
+            pad: [0; 2],
+            margin: [
+                TRI_PATH_BOX_MARGIN,
+                BOX_ABSOLUTE_MARGIN,
+                TRI_RELATIVE_EPS,
+                TRI_ABSOLUTE_EPS,
+            ],
+            inflate: [spec.inflate, 0.0, 0.0, 0.0],
+        };
+        let step_params = init_buffer(
+            ctx,
+            "bvh palette params",
+            bytemuck::bytes_of(&params),
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE,
+        );
+        let (start_pairs, flags) = match spec.start {
+            Start::Flags(flags) => (spec.pairs, flags.clone()),
+            Start::List(_, len) => (
+                to_u32("GPU entrance list", len as usize)?,
+                Growable::create(ctx, "GPU palette flags", 4)?,
+            ),
+        };
+        let control = Control {
+            scan_levels: scan.levels as u32,
+            scan_stride: (scan.stride / 4) as u32,
+            max_groups: device.limits().max_compute_workgroups_per_dimension,
+            pairs: start_pairs,
+            first_step: spec.first_step as u32,
+            pad: [0; 3],
+        };
+        let control_uniform = init_buffer(
+            ctx,
+            "palette control",
+            bytemuck::bytes_of(&control),
+            wgpu::BufferUsages::UNIFORM,
+        );
+        let bind = |buffers: &[&wgpu::Buffer], layout: &wgpu::BindGroupLayout| {
+            let entries: Vec<wgpu::BindGroupEntry> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, buffer)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: buffer.as_entire_binding(),
+                })
+                .collect();
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("bvh palette bind group"),
+                layout,
+                entries: &entries,
+            })
+        };
+        let set = spec.set;
+        let steps_bind = [0, 1].map(|cur| {
+            bind(
+                &[
+                    &set.nodes,
+                    &set.levels,
+                    &set.tris,
+                    spec.palette,
+                    &lists[cur],
+                    &lists[1 - cur],
+                    &offsets,
+                    &hits,
+                    &step_params,
                 ],
-                inflate: [inflate, 0.0, 0.0, 0.0],
-            };
-            let bind = self.bind_group(
-                ctx,
-                set,
-                &palette_buffer,
-                &lists,
-                current,
+                &self.layout,
+            )
+        });
+        let control_bind = bind(
+            &[
                 &offsets,
-                &hits,
-                &params,
-            );
+                &step_params,
+                &scan.params,
+                &args,
+                &info,
+                &flags,
+                &lists[0],
+                &control_uniform,
+            ],
+            &self.control_layout,
+        );
+        let store_bytes = capacity * 12;
+        let stored = match spec.store_at {
+            Some(_) => Some(Growable::create(ctx, "GPU entrance list", store_bytes)?),
+            None => None,
+        };
+        // The starting list.
+        if let Start::List(list, len) = spec.start
+            && len > 0
+        {
+            encoder.copy_buffer_to_buffer(list, 0, &lists[0], 0, len.min(capacity) * 12);
+        }
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("bvh palette start"),
+                timestamp_writes: None,
+            });
+            pass.set_bind_group(0, &control_bind, &[]);
+            match spec.start {
+                Start::Flags(_) => pass.set_pipeline(&self.seed),
+                Start::List(..) => pass.set_pipeline(&self.begin),
+            }
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        if let (Some(at), Some(copy)) = (spec.store_at, &stored)
+            && at == spec.first_step
+        {
+            encoder.copy_buffer_to_buffer(&lists[0], 0, copy, 0, store_bytes);
+        }
+        for k in 0..steps {
+            let cur = k % 2;
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("bvh palette count"),
-                    timestamp_writes: stamps.as_mut().and_then(|t| t.pass(Stage::Test)),
+                    timestamp_writes: stamps.as_deref_mut().and_then(|t| t.pass(Stage::Test)),
                 });
                 pass.set_pipeline(&self.count);
-                pass.set_bind_group(0, &bind, &[]);
-                pass.dispatch_workgroups(gx, gy, 1);
+                pass.set_bind_group(0, &steps_bind[cur], &[]);
+                pass.dispatch_workgroups_indirect(&args, 0);
             }
-            let scan = &self.scan;
-            let mut record_scan = |encoder: &mut wgpu::CommandEncoder| {
-                scan.encode(ctx, encoder, &offsets.buffer, n + 1, &mut scratch)
-                    .map(|_| ())
+            let record_scan = |encoder: &mut wgpu::CommandEncoder| {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("bvh palette scan"),
+                    timestamp_writes: None,
+                });
+                self.scan.record_indirect(&mut pass, &scan, &args, 16);
             };
-            match stamps.as_mut() {
-                Some(t) => t.bracket(&mut encoder, Stage::Scan, record_scan)?,
-                None => record_scan(&mut encoder)?,
+            match stamps.as_deref_mut() {
+                Some(t) => t.bracket(encoder, Stage::Scan, record_scan),
+                None => record_scan(encoder),
             }
-            let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("bvh palette counts staging"),
-                size: 8,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            encoder.copy_buffer_to_buffer(&offsets.buffer, n * 4, &staging, 0, 4);
-            encoder.copy_buffer_to_buffer(&hits.buffer, 0, &staging, 4, 4);
-            ctx.queue.submit([encoder.finish()]);
-            let t = Instant::now();
-            let read = map_and_copy::<u32>(ctx, "GPU pair total and hit count", &staging, 2)?;
-            timings.readback += t.elapsed();
-            timings.round_trips += 1;
-            timings.steps += 1;
-            let (total, hits_now) = (u64::from(read[0]), u64::from(read[1]));
-            if hits_now > hit_capacity {
-                return Err(GpuError::PairListOverflow {
-                    step,
-                    needed: hits_now,
-                    capacity,
-                });
-            }
-            hit_count = hits_now;
-            if total > limit {
-                return Err(GpuError::PairListOverflow {
-                    step,
-                    needed: total,
-                    capacity,
-                });
-            }
-            step += 1;
-            if total == 0 {
-                // Record an empty list at the entrance step when nothing survives before it.
-                if let Some(at) = record
-                    && step <= at
-                {
-                    self.store(
-                        ctx,
-                        entrance.as_deref_mut(),
-                        set,
-                        pairs,
-                        step,
-                        &lists[current],
-                        0,
-                    )?;
-                }
-                break;
-            }
-            let next = 1 - current;
-            lists[next].ensure(ctx, total, limit)?;
-            params.capacity = lists[next].elements as u32;
-            let bind = self.bind_group(
-                ctx,
-                set,
-                &palette_buffer,
-                &lists,
-                current,
-                &offsets,
-                &hits,
-                &params,
-            );
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("bvh palette scatter"),
-                    timestamp_writes: stamps.as_mut().and_then(|t| t.pass(Stage::Scatter)),
+                    timestamp_writes: stamps.as_deref_mut().and_then(|t| t.pass(Stage::Scatter)),
                 });
                 pass.set_pipeline(&self.scatter);
-                pass.set_bind_group(0, &bind, &[]);
-                pass.dispatch_workgroups(gx, gy, 1);
+                pass.set_bind_group(0, &steps_bind[cur], &[]);
+                pass.dispatch_workgroups_indirect(&args, 0);
+                pass.set_pipeline(&self.advance);
+                pass.set_bind_group(0, &control_bind, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
             }
-            ctx.queue.submit([encoder.finish()]);
-            n = total;
-            current = next;
+            if let (Some(at), Some(copy)) = (spec.store_at, &stored)
+                && at == spec.first_step + k + 1
+            {
+                encoder.copy_buffer_to_buffer(&lists[1 - cur], 0, copy, 0, store_bytes);
+            }
         }
-        let t = Instant::now();
-        let out = read_hits(ctx, &hits.buffer, hit_count)?;
-        timings.readback += t.elapsed();
-        timings.round_trips += 1;
-        timings.wall = started.elapsed();
-        if let Some(stamps) = stamps {
-            timings.kernels = stamps.resolve(ctx)?;
-        }
-        Ok(TrianglePairs {
-            pairs: out,
-            timings,
-            entrance: used,
-            list_lengths,
+        Ok(TraversalRound {
+            hits,
+            info,
+            steps,
+            first_step: spec.first_step,
+            hit_capacity: spec.hit_capacity,
+            stored,
+            _keep: vec![
+                lists[0].clone(),
+                lists[1].clone(),
+                offsets,
+                args,
+                step_params,
+                control_uniform,
+                flags,
+                scan.params.clone(),
+            ],
         })
     }
+}
 
-    /// Copies the current list into the entrance level (on the GPU).
-    #[allow(clippy::too_many_arguments)]
-    fn store(
-        &self,
-        ctx: &GpuContext,
-        entrance: Option<&mut GpuEntranceLevel>,
-        set: &GpuMeshSet,
-        pairs: &[ObjectPair],
-        step: usize,
-        list: &Growable,
-        len: u64,
-    ) -> Result<(), GpuError> {
-        let Some(e) = entrance else {
-            return Ok(());
-        };
-        check_size(ctx, "GPU entrance list", len * 12)?;
-        let buffer = Growable::create(ctx, "GPU entrance list", len * 12)?;
-        if len > 0 {
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            encoder.copy_buffer_to_buffer(&list.buffer, 0, &buffer, 0, len * 12);
-            ctx.queue.submit([encoder.finish()]);
+impl TraversalRound {
+    /// Adds the round's results (per-step lengths and overflow, then the hit list) to `plan`.
+    pub(crate) fn plan(&self, plan: &mut ReadbackPlan) -> TraversalRegions {
+        TraversalRegions {
+            info: plan.add(&self.info, 0, (4 + self.steps as u64 + 1) * 4),
+            hits: plan.add(&self.hits, 0, (4 + 3 * self.hit_capacity) * 4),
         }
-        e.stored = Some(Stored {
-            step,
-            list: buffer,
-            len,
-            set_id: set.id,
-            palette: pairs.iter().map(|p| (p.a, p.b, p.b_to_a)).collect(),
-            radii: pairs
-                .iter()
-                .map(|p| {
-                    motion_radius(
-                        &set.meshes[p.a as usize].root,
-                        &set.meshes[p.b as usize].root,
-                        &p.b_to_a,
-                    )
-                })
-                .collect(),
-        });
-        Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn bind_group(
-        &self,
-        ctx: &GpuContext,
-        set: &GpuMeshSet,
-        palette: &wgpu::Buffer,
-        lists: &[Growable; 2],
-        current: usize,
-        offsets: &Growable,
-        hits: &Growable,
-        params: &Params,
-    ) -> wgpu::BindGroup {
-        let uniform = ctx
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("bvh palette params"),
-                contents: bytemuck::bytes_of(params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-        let buffers = [
-            &set.nodes,
-            &set.levels,
-            &set.tris,
-            palette,
-            &lists[current].buffer,
-            &lists[1 - current].buffer,
-            &offsets.buffer,
-            &hits.buffer,
-            &uniform,
-        ];
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
+    /// Decodes the round from the staging bytes.
+    pub(crate) fn decode(&self, regions: &TraversalRegions, bytes: &[u8]) -> TraversalOutcome {
+        let info = regions.info.words(bytes);
+        let hits = regions.hits.words(bytes);
+        let list_overflow = (info[0] > 0).then(|| ((info[0] - 1) as usize, u64::from(info[1])));
+        let lengths: Vec<u64> = info[4..4 + self.steps]
             .iter()
-            .enumerate()
-            .map(|(i, buffer)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: buffer.as_entire_binding(),
+            .map(|&n| u64::from(n))
+            .take_while(|&n| n > 0)
+            .collect();
+        let hits_needed = u64::from(hits[0]);
+        let stored = hits_needed.min(self.hit_capacity) as usize;
+        let mut pairs: Vec<TrianglePair> = hits[4..4 + 3 * stored]
+            .chunks_exact(3)
+            .map(|w| TrianglePair {
+                object_pair: w[0],
+                a: w[1],
+                b: w[2],
             })
             .collect();
-        ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("bvh palette bind group"),
-            layout: &self.layout,
-            entries: &entries,
-        })
+        pairs.sort_unstable();
+        let _ = self.first_step;
+        TraversalOutcome {
+            pairs,
+            lengths,
+            list_overflow,
+            hits_needed,
+            hit_overflow: hits_needed > self.hit_capacity,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readback::wait_for;
+    use crate::scan::{BLOCK, scan_shape};
+
+    /// The GPU's list set-up (`begin` in `shaders/palette_control.wgsl`) writes the dispatch
+    /// arguments and scan parameters that the host twins (`scan_shape`, 64 invocations per
+    /// count group) give, for lengths around every block boundary, past one dispatch row and
+    /// past the capacity (recorded as an overflow); the indirect scan they drive equals the CPU
+    /// twin (`exclusive_scan_cpu`) on those lengths.
+    #[test]
+    fn gpu_list_setup_matches_the_host_shapes() {
+        let Some(ctx) = crate::testing::gpu_or_skip("gpu_list_setup_matches_the_host_shapes")
+        else {
+            return;
+        };
+        let t = GpuTriangleTraversal::new(&ctx);
+        let capacity: u64 = 1 << 23;
+        // Data to scan: a fixed pseudo-random sequence of small counts.
+        let values: Vec<u32> = (0..=capacity as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) >> 30)
+            .collect();
+        let offsets = Growable::create(&ctx, "offsets", (capacity + 1) * 4).expect("buffer");
+        let scan = t
+            .scan
+            .indirect(&ctx, &offsets, capacity + 1)
+            .expect("indirect scan");
+        let max_groups = u64::from(ctx.device.limits().max_compute_workgroups_per_dimension);
+        for n in [
+            0u64,
+            1,
+            63,
+            64,
+            511,
+            512,
+            513,
+            BLOCK * BLOCK - 1,
+            BLOCK * BLOCK,
+            300_001,
+            64 * max_groups + 5,
+            capacity + 7,
+        ] {
+            let params = Params {
+                n: 0,
+                groups_x: 0,
+                capacity: capacity as u32,
+                step: 3,
+                hit_capacity: 1,
+                inflate_below: 0,
+                pad: [0; 2],
+                margin: [0.0; 4],
+                inflate: [0.0; 4],
+            };
+            let step_params = init_buffer(
+                &ctx,
+                "params",
+                bytemuck::bytes_of(&params),
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            );
+            let control = Control {
+                scan_levels: scan.levels as u32,
+                scan_stride: (scan.stride / 4) as u32,
+                max_groups: max_groups as u32,
+                pairs: n as u32,
+                first_step: 3,
+                pad: [0; 3],
+            };
+            let control = init_buffer(
+                &ctx,
+                "control",
+                bytemuck::bytes_of(&control),
+                wgpu::BufferUsages::UNIFORM,
+            );
+            let args = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("args"),
+                size: 16 * (1 + scan.levels as u64),
+                usage: wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let info = Growable::create(&ctx, "info", 64).expect("buffer");
+            let dummy = [
+                Growable::create(&ctx, "flags", 4).expect("buffer"),
+                Growable::create(&ctx, "list", 4).expect("buffer"),
+            ];
+            let buffers = [
+                &offsets,
+                &step_params,
+                &scan.params,
+                &args,
+                &info,
+                &dummy[0],
+                &dummy[1],
+                &control,
+            ];
+            let entries: Vec<wgpu::BindGroupEntry> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &t.control_layout,
+                entries: &entries,
+            });
+            ctx.queue
+                .write_buffer(&offsets, 0, bytemuck::cast_slice(&values));
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&t.begin);
+                pass.set_bind_group(0, &bind, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+            // The indirect scan of the n + 1 counts those arguments describe.
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                t.scan.record_indirect(&mut pass, &scan, &args, 16);
+            }
+            let mut plan = ReadbackPlan::default();
+            let r_params = plan.add(&step_params, 0, 8);
+            let r_args = plan.add(&args, 0, 16 * (1 + scan.levels as u64));
+            let r_scan = plan.add(&scan.params, 0, scan.stride * scan.levels as u64);
+            let r_info = plan.add(&info, 0, 24);
+            let kept = n.min(capacity);
+            // The scan is compared up to a million values (three levels), the shapes always.
+            let compared = kept > 0 && kept <= 1 << 20;
+            let r_data = plan.add(&offsets, 0, if compared { (kept + 1) * 4 } else { 0 });
+            let staging = plan.record(&ctx, &mut encoder).expect("staging");
+            ctx.queue.submit([encoder.finish()]);
+            let bytes = wait_for(&ctx, "list setup", staging).expect("readback");
+            if compared {
+                let mut expected = values[..=kept as usize].to_vec();
+                crate::scan::exclusive_scan_cpu(&mut expected);
+                assert!(
+                    r_data.words(&bytes) == expected,
+                    "n = {n}: the indirect scan differs from the CPU twin"
+                );
+            }
+            let p = r_params.words(&bytes);
+            let a = r_args.words(&bytes);
+            let sp = r_scan.words(&bytes);
+            let info = r_info.words(&bytes);
+            assert_eq!(u64::from(p[0]), kept, "n = {n}: list length");
+            assert_eq!(
+                (info[0], u64::from(info[1])),
+                if n > capacity { (4, n) } else { (0, 0) },
+                "n = {n}: overflow record"
+            );
+            assert_eq!(u64::from(info[4]), kept, "n = {n}: recorded length");
+            let groups = if kept == 0 {
+                0
+            } else {
+                (kept + 1).div_ceil(64)
+            };
+            let x = groups.min(max_groups);
+            let y = if x == 0 { 0 } else { groups.div_ceil(x) };
+            assert_eq!(
+                (u64::from(a[0]), u64::from(a[1]), a[2]),
+                (x, y, 1),
+                "n = {n}: count groups"
+            );
+            assert_eq!(u64::from(p[1]), x, "n = {n}: groups_x");
+            let stride = (scan.stride / 4) as usize;
+            for (l, &(size, gx, gy)) in scan_shape(kept + 1, scan.levels, max_groups)
+                .iter()
+                .enumerate()
+            {
+                let (gx, gy) = if kept == 0 { (0, 0) } else { (gx, gy) };
+                assert_eq!(
+                    (a[4 + 4 * l], a[5 + 4 * l]),
+                    (gx, gy),
+                    "n = {n}: scan level {l} groups"
+                );
+                assert_eq!(u64::from(sp[l * stride]), size, "n = {n}: level {l} size");
+                assert_eq!(sp[l * stride + 1], gx, "n = {n}: level {l} width");
+            }
+        }
     }
 }

@@ -16,11 +16,16 @@
 //! point hides another.
 //!
 //! **Reads (§6.1).** The resolve pass keeps a pixel only when it found an interference or an
-//! unbalanced count, inside an occlusion query; the host reads a 24-byte summary (counters and
-//! the query) and reads the pair bitset, the not-closed bits and the points back only when the
-//! query counted samples. The surviving pixels also write the penetrated object's identifier
-//! (plus one) into an `R32Uint` colour target, the §5 frame buffer, which stays on the GPU: a
-//! pixel can see several pairs, so pairs are read from the bitset instead.
+//! unbalanced count, inside an occlusion query. All views of a run are recorded and submitted at
+//! once; their counters and queries, the pair bitset and the not-closed bits (both accumulated
+//! over the views) come back in one readback, and the points of the views whose query counted
+//! samples in a second one. With [`CinderViews::ZThenXy`] a compute kernel
+//! (`shaders/cinder_pairs.wgsl`) between the views ORs the bitset after the view along `z` and
+//! writes the indirect draw arguments of the views along `x` and `y`: their full vertex counts
+//! when `z` found no pair, zero otherwise, so the fallback views cost a readback of nothing. The
+//! surviving pixels also write the penetrated object's identifier (plus one) into an `R32Uint`
+//! colour target, the §5 frame buffer, which stays on the GPU: a pixel can see several pairs, so
+//! pairs are read from the bitset instead.
 //!
 //! **Localization (§6.2).** Each interfering edge pixel's position and depth are un-projected
 //! (in f64) to the world-space edge point. It lies on the penetrating object's offset edge,
@@ -64,15 +69,19 @@
 //!
 //! Limits: a pixel resolves at most 64 list entries; longer lists are counted in
 //! [`CinderSceneReport::saturated_pixels`] (the rest of the list is ignored there). The node
-//! storage is sized from the projected areas and grown and re-run when it overflows.
+//! storage is sized from the projected areas (an upper estimate) and, when a view still
+//! overflows it (its counter counts past the capacity), the run is repeated with the measured
+//! size.
 
 use super::{CinderObject, WHAT, validate};
+use crate::compute::{compute_kernels, storage_entry, uniform_entry};
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use crate::readback::{check_size, read_buffer};
+use crate::readback::{
+    ReadbackPlan, Region, check_size, init_buffer, scoped, storage_buffer, wait_for,
+};
 use crate::shaders;
 use std::collections::BTreeSet;
-use wgpu::util::DeviceExt;
 
 /// Size of the `View` uniform in `cinder_scene.wgsl`.
 const VIEW_BYTES: u64 = 96;
@@ -171,7 +180,7 @@ pub struct ViewStats {
     pub fragments: u64,
     /// Pixels the occlusion query counted (interference or unbalanced counts).
     pub flagged_pixels: u64,
-    /// Whether the results were read back (only when `flagged_pixels > 0`).
+    /// Whether the view's points were read back (only when `flagged_pixels > 0`, §6.1).
     pub read_back: bool,
 }
 
@@ -202,11 +211,14 @@ pub struct CinderSceneReport {
 }
 
 /// Pipelines of the scene run.
-pub(super) struct ScenePipelines {
+pub(crate) struct ScenePipelines {
     layout: wgpu::BindGroupLayout,
     solid: wgpu::RenderPipeline,
     edge: wgpu::RenderPipeline,
     resolve: wgpu::RenderPipeline,
+    pairs_layout: wgpu::BindGroupLayout,
+    gate: wgpu::ComputePipeline,
+    extract: wgpu::ComputePipeline,
 }
 
 #[repr(C)]
@@ -236,7 +248,8 @@ struct EdgeVertex {
 }
 
 impl ScenePipelines {
-    pub(super) fn new(device: &wgpu::Device) -> Self {
+    /// Compiles the shaders and builds the pipelines.
+    pub(crate) fn new(device: &wgpu::Device) -> Self {
         let module = shaders::module(device, "cinder_scene.wgsl", shaders::CINDER_SCENE);
         let storage = |binding: u32| wgpu::BindGroupLayoutEntry {
             binding,
@@ -345,19 +358,36 @@ impl ScenePipelines {
             wgpu::PrimitiveTopology::TriangleList,
             wgpu::ColorWrites::ALL,
         );
+        let pairs_module = shaders::module(device, "cinder_pairs.wgsl", shaders::CINDER_PAIRS);
+        let (pairs_layout, [gate, extract]) = compute_kernels(
+            device,
+            "cinder pairs",
+            &pairs_module,
+            &[
+                storage_entry(0, true),
+                storage_entry(1, false),
+                storage_entry(2, true),
+                storage_entry(3, false),
+                uniform_entry(4),
+            ],
+            ["gate", "extract"],
+        );
         Self {
             layout,
             solid,
             edge,
             resolve,
+            pairs_layout,
+            gate,
+            extract,
         }
     }
 }
 
 /// The objects that are drawn (their boxes overlap another's), in scene-centred coordinates.
-struct Scene {
+pub(crate) struct Scene {
     /// Original index of each drawn object.
-    original: Vec<usize>,
+    pub(crate) original: Vec<usize>,
     /// Triangle corners (three per triangle).
     solids: Vec<SolidVertex>,
     /// Edge end points (two per unique edge).
@@ -427,7 +457,25 @@ fn vertex_normals(object: &CinderObject) -> Vec<[f32; 3]> {
         .collect()
 }
 
-fn build_scene(objects: &[CinderObject]) -> Scene {
+/// Per object, its unique edges (shared between jobs by a mesh cache).
+pub(crate) type EdgeLists = [std::sync::Arc<Vec<(u32, u32)>>];
+
+/// The unique edges `(low, high)` of a triangle list, sorted (degenerate ones dropped).
+pub(crate) fn unique_edges(triangles: &[[u32; 3]]) -> Vec<(u32, u32)> {
+    let mut unique = BTreeSet::new();
+    for t in triangles {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            if a != b {
+                unique.insert((a.min(b), a.max(b)));
+            }
+        }
+    }
+    unique.into_iter().collect()
+}
+
+/// The scene of `objects` (each object's [`unique_edges`] given, or computed here).
+pub(crate) fn build_scene(objects: &[CinderObject], edge_lists: Option<&EdgeLists>) -> Scene {
     let boxes: Vec<Option<Bounds>> = objects.iter().map(bounds).collect();
     let original = candidates(&boxes);
     let mut lo = [f64::INFINITY; 3];
@@ -451,20 +499,23 @@ fn build_scene(objects: &[CinderObject]) -> Scene {
     for (id, &i) in original.iter().enumerate() {
         let object = &objects[i];
         let normals = vertex_normals(object);
-        let mut unique = BTreeSet::new();
         for t in &object.triangles {
-            for k in 0..3 {
+            for &v in t {
                 solids.push(SolidVertex {
-                    p: local(object.vertices[t[k] as usize]),
+                    p: local(object.vertices[v as usize]),
                     object: id as u32,
                 });
-                let (a, b) = (t[k], t[(k + 1) % 3]);
-                if a != b {
-                    unique.insert((a.min(b), a.max(b)));
-                }
             }
         }
-        for (a, b) in unique {
+        let computed;
+        let unique: &[(u32, u32)] = match edge_lists {
+            Some(lists) => &lists[i],
+            None => {
+                computed = unique_edges(&object.triangles);
+                &computed
+            }
+        };
+        for &(a, b) in unique {
             for v in [a, b] {
                 edges.push(EdgeVertex {
                     p: local(object.vertices[v as usize]),
@@ -494,7 +545,7 @@ fn build_scene(objects: &[CinderObject]) -> Scene {
 
 /// The projection of one view.
 #[derive(Clone, Copy, Debug)]
-struct Projection {
+pub(crate) struct Projection {
     axis: ViewAxis,
     width: u32,
     height: u32,
@@ -604,24 +655,8 @@ impl Projection {
     }
 }
 
-/// Results of one view read back from the GPU.
-struct ViewResult {
-    stats: ViewStats,
-    hits: Vec<(usize, usize)>,
-    not_closed: Vec<usize>,
-    points: Vec<InterferencePoint>,
-    points_found: u64,
-    self_hits: u64,
-    saturated: u64,
-}
-
-pub(super) fn run(
-    pipelines: &ScenePipelines,
-    ctx: &GpuContext,
-    objects: &[CinderObject],
-    options: &CinderSceneOptions,
-) -> Result<CinderSceneReport, GpuError> {
-    validate(ctx, objects, options.resolution)?;
+/// Checks the options (after [`validate`] has checked the objects).
+fn check_options(options: &CinderSceneOptions) -> Result<(), GpuError> {
     if !options.edge_offset_pixels.is_finite() || options.edge_offset_pixels < 0.0 {
         return Err(GpuError::InvalidInput {
             what: WHAT,
@@ -640,288 +675,629 @@ pub(super) fn run(
             ),
         });
     }
-    let scene = build_scene(objects);
+    Ok(())
+}
+
+/// Validates `objects` and `options` against `ctx`'s device and builds the scene.
+pub(crate) fn prepare(
+    ctx: &GpuContext,
+    objects: &[CinderObject],
+    options: &CinderSceneOptions,
+    edge_lists: Option<&EdgeLists>,
+) -> Result<Scene, GpuError> {
+    validate(ctx, objects, options.resolution)?;
+    check_options(options)?;
+    Ok(build_scene(objects, edge_lists))
+}
+
+/// The views a run records, and whether the later ones are gated on the first finding nothing.
+fn view_axes(views: CinderViews) -> (&'static [ViewAxis], bool) {
+    match views {
+        CinderViews::Z => (&[ViewAxis::Z], false),
+        CinderViews::ZThenXy => (&[ViewAxis::Z, ViewAxis::X, ViewAxis::Y], true),
+        CinderViews::All => (&[ViewAxis::Z, ViewAxis::X, ViewAxis::Y], false),
+    }
+}
+
+/// The projections of a run's views and the fragment capacity their estimates ask for.
+pub(crate) fn projections(scene: &Scene, options: &CinderSceneOptions) -> (Vec<Projection>, u64) {
+    let (axes, _) = view_axes(options.views);
+    let projections: Vec<Projection> = axes
+        .iter()
+        .map(|&axis| Projection::new(scene, axis, options))
+        .collect();
+    let capacity = projections
+        .iter()
+        .map(|p| p.fragment_estimate(scene))
+        .max()
+        .unwrap_or(1024);
+    (projections, capacity)
+}
+
+/// Uniform of `shaders/cinder_pairs.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PairsControl {
+    words: u32,
+    pairs: u32,
+    objects: u32,
+    solid_vertices: u32,
+    edge_vertices: u32,
+    row: u32,
+    pad: [u32; 2],
+}
+
+/// Marks an object that is not drawn in a pair request.
+pub(crate) const NOT_DRAWN: u32 = u32::MAX;
+
+/// The GPU resources of one recorded scene run (all its views).
+pub(crate) struct SceneRound {
+    projections: Vec<Projection>,
+    gated: bool,
+    capacity: u64,
+    objects: u64,
+    counters: wgpu::Buffer,
+    counter_stride: u64,
+    queries: wgpu::Buffer,
+    draw_args: wgpu::Buffer,
+    pair_bits: wgpu::Buffer,
+    pair_words: u64,
+    open_bits: wgpu::Buffer,
+    open_words: u64,
+    points: wgpu::Buffer,
+    point_stride: u64,
+    point_capacity: u32,
+    /// Per requested pair, whether CInDeR flags it (one `u32` each), when pairs were given.
+    pub(crate) flags: Option<wgpu::Buffer>,
+    pairs: u64,
+    _keep: Vec<wgpu::Buffer>,
+}
+
+/// Where a round's results land in the staging buffer.
+pub(crate) struct SceneRegions {
+    counters: Region,
+    queries: Region,
+    gate: Region,
+    pair_bits: Region,
+    open_bits: Region,
+    flags: Region,
+}
+
+/// One view as read back.
+struct ViewOutcome {
+    stats: ViewStats,
+    points_found: u64,
+    self_hits: u64,
+    saturated: u64,
+}
+
+/// A decoded scene round.
+pub(crate) struct SceneOutcome {
+    /// Fragments the largest view needed when some view overflowed its list storage.
+    pub(crate) overflow: Option<u64>,
+    views: Vec<(usize, ViewOutcome)>,
+    /// Ordered hits in drawn-object indices (from the bitset, when it was read back).
+    hits: Vec<(usize, usize)>,
+    not_closed: Vec<usize>,
+    /// Per requested pair: flagged or not (when pairs were given).
+    pub(crate) flags: Vec<bool>,
+}
+
+impl ScenePipelines {
+    /// Records every view of a run into `encoder` (one build and one resolve pass per view; the
+    /// gate between the view along `z` and the others under [`CinderViews::ZThenXy`]) with room
+    /// for `capacity` list nodes per view, and, with `pairs` (drawn-object indices, or
+    /// [`NOT_DRAWN`]), the per-pair flag extraction. Points are kept when `with_points`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn record(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        scene: &Scene,
+        projections: &[Projection],
+        options: &CinderSceneOptions,
+        capacity: u64,
+        with_points: bool,
+        pairs: Option<&[[u32; 2]]>,
+    ) -> Result<SceneRound, GpuError> {
+        let device = &ctx.device;
+        let limits = device.limits();
+        let objects = scene.original.len() as u64;
+        let (_, gated) = view_axes(options.views);
+        let views = projections.len() as u64;
+        let pixels = projections
+            .iter()
+            .map(|p| u64::from(p.width) * u64::from(p.height))
+            .max()
+            .unwrap_or(1);
+        let node_bytes = capacity * NODE_WORDS * 4;
+        let pair_words = (objects * objects).div_ceil(32);
+        let open_words = objects.div_ceil(32);
+        let point_capacity = if with_points { options.max_points } else { 0 };
+        let point_bytes = (u64::from(point_capacity) * POINT_WORDS * 4).max(4);
+        let align = u64::from(limits.min_storage_buffer_offset_alignment).max(16);
+        let point_stride = point_bytes.next_multiple_of(align);
+        check_size(ctx, "CInDeR per-pixel list nodes", node_bytes)?;
+        check_size(ctx, "CInDeR pixel heads", pixels * 4)?;
+        check_size(ctx, "CInDeR pair bitset", pair_words * 4)?;
+        check_size(ctx, "CInDeR points", point_stride * views)?;
+        if capacity > u64::from(u32::MAX - 1) || objects * objects > u64::from(u32::MAX) {
+            return Err(GpuError::InvalidInput {
+                what: WHAT,
+                reason: format!("{objects} objects and {capacity} fragments exceed 32-bit indices"),
+            });
+        }
+        let storage = |label: &'static str, bytes: u64, extra: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.max(4).next_multiple_of(4),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST
+                    | extra,
+                mapped_at_creation: false,
+            })
+        };
+        let none = wgpu::BufferUsages::empty();
+        let heads = storage("cinder scene heads", pixels * 4, none);
+        let nodes = storage("cinder scene nodes", node_bytes, none);
+        let counters = storage("cinder scene counters", align * views, none);
+        let pair_bits = storage("cinder scene pairs", pair_words * 4, none);
+        let open_bits = storage("cinder scene open", open_words * 4, none);
+        let points = storage("cinder scene points", point_stride * views, none);
+        let draw_args = storage("cinder scene gated draws", 64, wgpu::BufferUsages::INDIRECT);
+        let solid_buffer = init_buffer(
+            ctx,
+            "cinder scene triangles",
+            bytemuck::cast_slice(&scene.solids),
+            wgpu::BufferUsages::VERTEX,
+        );
+        let edge_buffer = init_buffer(
+            ctx,
+            "cinder scene edges",
+            if scene.edges.is_empty() {
+                &[0; std::mem::size_of::<EdgeVertex>()]
+            } else {
+                bytemuck::cast_slice(&scene.edges)
+            },
+            wgpu::BufferUsages::VERTEX,
+        );
+        let width = projections.iter().map(|p| p.width).max().unwrap_or(1);
+        let height = projections.iter().map(|p| p.height).max().unwrap_or(1);
+        let ids = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("cinder scene object ids"),
+            size: wgpu::Extent3d {
+                width,
+                height,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: ID_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        });
+        let ids_view = ids.create_view(&Default::default());
+        let query_set = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("cinder scene occlusion"),
+            ty: wgpu::QueryType::Occlusion,
+            count: views as u32,
+        });
+        let queries = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("cinder scene query resolve"),
+            size: 8 * views,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let pair_count = pairs.map_or(0, |p| p.len() as u64);
+        let pair_ids = storage_buffer(
+            ctx,
+            "cinder scene requested pairs",
+            pairs.unwrap_or(&[]),
+            none,
+        )?;
+        let flags = storage("cinder scene pair flags", pair_count * 4, none);
+        let extract_groups = pair_count.div_ceil(64);
+        let max_groups = u64::from(limits.max_compute_workgroups_per_dimension);
+        let (gx, gy) = if extract_groups <= max_groups {
+            (extract_groups as u32, 1)
+        } else {
+            (
+                max_groups as u32,
+                crate::readback::check_dispatch(ctx, WHAT, extract_groups.div_ceil(max_groups))?,
+            )
+        };
+        let control = PairsControl {
+            words: pair_words as u32,
+            pairs: pair_count as u32,
+            objects: objects as u32,
+            solid_vertices: scene.solids.len() as u32,
+            edge_vertices: scene.edges.len() as u32,
+            row: gx * 64,
+            pad: [0; 2],
+        };
+        let control = init_buffer(
+            ctx,
+            "cinder pairs control",
+            bytemuck::bytes_of(&control),
+            wgpu::BufferUsages::UNIFORM,
+        );
+        fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: buffer.as_entire_binding(),
+            }
+        }
+        fn part(buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindingResource<'_> {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer,
+                offset,
+                size: wgpu::BufferSize::new(size),
+            })
+        }
+        let pairs_bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("cinder pairs bind group"),
+            layout: &self.pairs_layout,
+            entries: &[
+                entry(0, &pair_bits),
+                entry(1, &draw_args),
+                entry(2, &pair_ids),
+                entry(3, &flags),
+                entry(4, &control),
+            ],
+        });
+        let mut uniforms = Vec::with_capacity(projections.len());
+        let mut view_binds = Vec::with_capacity(projections.len());
+        for (v, projection) in projections.iter().enumerate() {
+            let view = projection.uniform(objects as u32, capacity as u32, point_capacity);
+            let uniform = init_buffer(
+                ctx,
+                "cinder scene view",
+                bytemuck::bytes_of(&view),
+                wgpu::BufferUsages::UNIFORM,
+            );
+            view_binds.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("cinder scene bind group"),
+                layout: &self.layout,
+                entries: &[
+                    entry(0, &uniform),
+                    entry(1, &heads),
+                    entry(2, &nodes),
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: part(&counters, v as u64 * align, 16),
+                    },
+                    entry(4, &pair_bits),
+                    entry(5, &open_bits),
+                    wgpu::BindGroupEntry {
+                        binding: 6,
+                        resource: part(&points, v as u64 * point_stride, point_bytes),
+                    },
+                ],
+            }));
+            uniforms.push(uniform);
+        }
+        for buffer in [&counters, &pair_bits, &open_bits] {
+            encoder.clear_buffer(buffer, 0, None);
+        }
+        let attachment = |load| {
+            [Some(wgpu::RenderPassColorAttachment {
+                view: &ids_view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load,
+                    store: wgpu::StoreOp::Store,
+                },
+            })]
+        };
+        for (v, projection) in projections.iter().enumerate() {
+            let indirect = gated && v > 0;
+            let (w, h) = (projection.width as f32, projection.height as f32);
+            encoder.clear_buffer(&heads, 0, None);
+            {
+                let colour = attachment(wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT));
+                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("cinder scene build"),
+                    color_attachments: &colour,
+                    depth_stencil_attachment: None,
+                    timestamp_writes: None,
+                    occlusion_query_set: None,
+                    multiview_mask: None,
+                });
+                pass.set_viewport(0.0, 0.0, w, h, 0.0, 1.0);
+                pass.set_bind_group(0, &view_binds[v], &[]);
+                pass.set_pipeline(&self.solid);
+                pass.set_vertex_buffer(0, solid_buffer.slice(..));
+                if indirect {
+                    pass.draw_indirect(&draw_args, 0);
+                } else {
+                    pass.draw(0..scene.solids.len() as u32, 0..1);
+                }
+                pass.set_pipeline(&self.edge);
+                pass.set_vertex_buffer(0, edge_buffer.slice(..));
+                if indirect {
+                    pass.draw_indirect(&draw_args, 16);
+                } else {
+                    pass.draw(0..scene.edges.len() as u32, 0..1);
+                }
+            }
+            {
+                let colour = attachment(wgpu::LoadOp::Load);
+                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("cinder scene resolve"),
+                    color_attachments: &colour,
+                    depth_stencil_attachment: None,
+                    timestamp_writes: None,
+                    occlusion_query_set: Some(&query_set),
+                    multiview_mask: None,
+                });
+                pass.set_viewport(0.0, 0.0, w, h, 0.0, 1.0);
+                pass.set_bind_group(0, &view_binds[v], &[]);
+                pass.set_pipeline(&self.resolve);
+                pass.begin_occlusion_query(v as u32);
+                if indirect {
+                    pass.draw_indirect(&draw_args, 32);
+                } else {
+                    pass.draw(0..3, 0..1);
+                }
+                pass.end_occlusion_query();
+            }
+            if gated && v == 0 {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("cinder scene gate"),
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(&self.gate);
+                pass.set_bind_group(0, &pairs_bind, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+        }
+        encoder.resolve_query_set(&query_set, 0..views as u32, &queries, 0);
+        if pair_count > 0 {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("cinder scene pair flags"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.extract);
+            pass.set_bind_group(0, &pairs_bind, &[]);
+            pass.dispatch_workgroups(gx, gy, 1);
+        }
+        let mut keep = uniforms;
+        keep.extend([heads, nodes, solid_buffer, edge_buffer, pair_ids, control]);
+        Ok(SceneRound {
+            projections: projections.to_vec(),
+            gated,
+            capacity,
+            objects,
+            counters,
+            counter_stride: align,
+            queries,
+            draw_args,
+            pair_bits,
+            pair_words,
+            open_bits,
+            open_words,
+            points,
+            point_stride,
+            point_capacity,
+            flags: pairs.map(|_| flags),
+            pairs: pair_count,
+            _keep: keep,
+        })
+    }
+}
+
+impl SceneOutcome {
+    /// Views that ran, and the most list entries one of them wrote.
+    pub(crate) fn view_summary(&self) -> (usize, u64) {
+        (
+            self.views.len(),
+            self.views
+                .iter()
+                .map(|(_, v)| v.stats.fragments)
+                .max()
+                .unwrap_or(0),
+        )
+    }
+}
+
+impl SceneRound {
+    /// Adds the round's results to `plan`: per-view counters and queries, the gate's flag, and
+    /// the pair and not-closed bitsets (`with_bits`) or the per-pair flags.
+    pub(crate) fn plan(&self, plan: &mut ReadbackPlan, with_bits: bool) -> SceneRegions {
+        let views = self.projections.len() as u64;
+        SceneRegions {
+            counters: plan.add(&self.counters, 0, self.counter_stride * views),
+            queries: plan.add(&self.queries, 0, 8 * views),
+            gate: if self.gated {
+                plan.add(&self.draw_args, 48, 4)
+            } else {
+                Region::default()
+            },
+            pair_bits: if with_bits {
+                plan.add(&self.pair_bits, 0, self.pair_words * 4)
+            } else {
+                Region::default()
+            },
+            open_bits: if with_bits {
+                plan.add(&self.open_bits, 0, self.open_words * 4)
+            } else {
+                Region::default()
+            },
+            flags: match &self.flags {
+                Some(flags) => plan.add(flags, 0, self.pairs * 4),
+                None => Region::default(),
+            },
+        }
+    }
+
+    /// Decodes the round.
+    pub(crate) fn decode(&self, regions: &SceneRegions, bytes: &[u8]) -> SceneOutcome {
+        let counters = regions.counters.words(bytes);
+        let queries: Vec<u64> = bytemuck::pod_collect_to_vec(regions.queries.bytes(bytes));
+        let later_ran = !self.gated || regions.gate.words(bytes)[0] != 0;
+        let stride = (self.counter_stride / 4) as usize;
+        let mut overflow = None;
+        let mut views = Vec::new();
+        for (v, projection) in self.projections.iter().enumerate() {
+            if v > 0 && !later_ran {
+                continue;
+            }
+            let c = &counters[v * stride..v * stride + 4];
+            let fragments = u64::from(c[0]);
+            if fragments > self.capacity {
+                overflow = Some(overflow.unwrap_or(0).max(fragments));
+            }
+            let flagged = queries[v];
+            views.push((
+                v,
+                ViewOutcome {
+                    stats: ViewStats {
+                        axis: projection.axis,
+                        width: projection.width,
+                        height: projection.height,
+                        pixel_size: projection.pixel,
+                        edge_offset: projection.offset,
+                        fragments,
+                        flagged_pixels: flagged,
+                        read_back: flagged > 0,
+                    },
+                    points_found: u64::from(c[1]),
+                    self_hits: u64::from(c[2]),
+                    saturated: u64::from(c[3]),
+                },
+            ));
+        }
+        let mut hits = Vec::new();
+        for (w, &word) in regions.pair_bits.words(bytes).iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let bit = w as u64 * 32 + u64::from(word.trailing_zeros());
+                word &= word - 1;
+                hits.push(((bit / self.objects) as usize, (bit % self.objects) as usize));
+            }
+        }
+        let open = regions.open_bits.words(bytes);
+        let not_closed = (0..self.objects as usize)
+            .filter(|&j| open.get(j / 32).is_some_and(|w| w >> (j % 32) & 1 == 1))
+            .collect();
+        SceneOutcome {
+            overflow,
+            views,
+            hits,
+            not_closed,
+            flags: regions.flags.words(bytes).iter().map(|&f| f != 0).collect(),
+        }
+    }
+}
+
+/// [`super::Cinder::run`]: every view recorded and submitted at once, one readback of the
+/// counters, queries and bitsets (and a second one for the points, when some were found);
+/// a view whose list storage overflowed makes the whole run repeat with the measured size.
+pub(super) fn run(
+    pipelines: &ScenePipelines,
+    ctx: &GpuContext,
+    objects: &[CinderObject],
+    options: &CinderSceneOptions,
+) -> Result<CinderSceneReport, GpuError> {
+    let scene = prepare(ctx, objects, options, None)?;
     let mut report = CinderSceneReport::default();
     if scene.original.is_empty() {
         return Ok(report);
     }
-    let axes: &[ViewAxis] = match options.views {
-        CinderViews::Z | CinderViews::ZThenXy => &[ViewAxis::Z],
-        CinderViews::All => &[ViewAxis::Z, ViewAxis::X, ViewAxis::Y],
-    };
-    let mut hits = BTreeSet::new();
-    let mut not_closed = BTreeSet::new();
-    let mut run_axis = |axis: ViewAxis,
-                        hits: &mut BTreeSet<(usize, usize)>,
-                        report: &mut CinderSceneReport|
-     -> Result<(), GpuError> {
-        let result = run_view(pipelines, ctx, &scene, axis, options)?;
-        hits.extend(result.hits);
-        not_closed.extend(result.not_closed);
-        let room = (options.max_points as usize).saturating_sub(report.points.len());
-        report.points.extend(result.points.into_iter().take(room));
-        report.points_found += result.points_found;
-        report.self_hits += result.self_hits;
-        report.saturated_pixels += result.saturated;
-        report.resolution_bound = report
-            .resolution_bound
-            .max(result.stats.edge_offset + 2.0 * result.stats.pixel_size);
-        report.views.push(result.stats);
-        Ok(())
-    };
-    for &axis in axes {
-        run_axis(axis, &mut hits, &mut report)?;
-    }
-    if options.views == CinderViews::ZThenXy && hits.is_empty() {
-        for axis in [ViewAxis::X, ViewAxis::Y] {
-            run_axis(axis, &mut hits, &mut report)?;
-        }
-    }
-    report.hits = hits.iter().copied().collect();
-    report.pairs = hits
-        .iter()
-        .map(|&(a, b)| (a.min(b), a.max(b)))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    report.not_closed = not_closed.into_iter().collect();
-    Ok(report)
-}
-
-fn run_view(
-    pipelines: &ScenePipelines,
-    ctx: &GpuContext,
-    scene: &Scene,
-    axis: ViewAxis,
-    options: &CinderSceneOptions,
-) -> Result<ViewResult, GpuError> {
-    let projection = Projection::new(scene, axis, options);
-    let mut capacity = projection.fragment_estimate(scene);
+    let (projections, mut capacity) = projections(&scene, options);
+    let with_points = options.max_points > 0;
     loop {
-        let attempt = render_view(pipelines, ctx, scene, &projection, capacity, options)?;
-        match attempt {
-            Attempt::Done(result) => return Ok(*result),
-            Attempt::Overflow(needed) => capacity = needed + needed / 8 + 1024,
+        let (round, regions, staging) = scoped(ctx, WHAT, || {
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let round = pipelines.record(
+                ctx,
+                &mut encoder,
+                &scene,
+                &projections,
+                options,
+                capacity,
+                with_points,
+                None,
+            )?;
+            let mut plan = ReadbackPlan::default();
+            let regions = round.plan(&mut plan, true);
+            let staging = plan.record(ctx, &mut encoder)?;
+            ctx.queue.submit([encoder.finish()]);
+            Ok((round, regions, staging))
+        })?;
+        let bytes = wait_for(ctx, WHAT, staging)?;
+        let outcome = round.decode(&regions, &bytes);
+        if let Some(needed) = outcome.overflow {
+            capacity = needed + needed / 8 + 1024;
+            continue;
         }
-    }
-}
-
-enum Attempt {
-    Done(Box<ViewResult>),
-    Overflow(u64),
-}
-
-fn render_view(
-    pipelines: &ScenePipelines,
-    ctx: &GpuContext,
-    scene: &Scene,
-    projection: &Projection,
-    capacity: u64,
-    options: &CinderSceneOptions,
-) -> Result<Attempt, GpuError> {
-    let device = &ctx.device;
-    let objects = scene.original.len() as u64;
-    let pixels = u64::from(projection.width) * u64::from(projection.height);
-    let node_bytes = capacity * NODE_WORDS * 4;
-    let pair_words = (objects * objects).div_ceil(32);
-    let open_words = objects.div_ceil(32);
-    let point_bytes = u64::from(options.max_points) * POINT_WORDS * 4;
-    check_size(ctx, "CInDeR per-pixel list nodes", node_bytes)?;
-    check_size(ctx, "CInDeR pixel heads", pixels * 4)?;
-    check_size(ctx, "CInDeR pair bitset", pair_words * 4)?;
-    check_size(ctx, "CInDeR points", point_bytes)?;
-    if capacity > u64::from(u32::MAX - 1) || objects * objects > u64::from(u32::MAX) {
-        return Err(GpuError::InvalidInput {
-            what: WHAT,
-            reason: format!("{objects} objects and {capacity} fragments exceed 32-bit indices"),
-        });
-    }
-    let view = projection.uniform(objects as u32, capacity as u32, options.max_points);
-    let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("cinder scene view"),
-        contents: bytemuck::bytes_of(&view),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let storage = |label: &'static str, bytes: u64| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: bytes.max(4).next_multiple_of(4),
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
-    };
-    let heads = storage("cinder scene heads", pixels * 4);
-    let nodes = storage("cinder scene nodes", node_bytes);
-    let counters = storage("cinder scene counters", 16);
-    let pair_bits = storage("cinder scene pairs", pair_words * 4);
-    let open_bits = storage("cinder scene open", open_words * 4);
-    let points = storage("cinder scene points", point_bytes);
-    let summary = storage("cinder scene summary", 24);
-    let solid_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("cinder scene triangles"),
-        contents: bytemuck::cast_slice(&scene.solids),
-        usage: wgpu::BufferUsages::VERTEX,
-    });
-    let edge_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("cinder scene edges"),
-        contents: bytemuck::cast_slice(&scene.edges),
-        usage: wgpu::BufferUsages::VERTEX,
-    });
-    let ids = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("cinder scene object ids"),
-        size: wgpu::Extent3d {
-            width: projection.width,
-            height: projection.height,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: ID_FORMAT,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-        view_formats: &[],
-    });
-    let ids_view = ids.create_view(&Default::default());
-    fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-        wgpu::BindGroupEntry {
-            binding,
-            resource: buffer.as_entire_binding(),
+        // Points of the views that found some, in view order (second readback, §6.1).
+        let mut point_regions = Vec::new();
+        let mut plan = ReadbackPlan::default();
+        for (v, view) in &outcome.views {
+            let stored = view.points_found.min(u64::from(round.point_capacity));
+            point_regions.push(plan.add(
+                &round.points,
+                *v as u64 * round.point_stride,
+                stored * POINT_WORDS * 4,
+            ));
         }
-    }
-    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("cinder scene bind group"),
-        layout: &pipelines.layout,
-        entries: &[
-            entry(0, &uniform),
-            entry(1, &heads),
-            entry(2, &nodes),
-            entry(3, &counters),
-            entry(4, &pair_bits),
-            entry(5, &open_bits),
-            entry(6, &points),
-        ],
-    });
-    let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
-        label: Some("cinder scene occlusion"),
-        ty: wgpu::QueryType::Occlusion,
-        count: 1,
-    });
-    let resolve = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("cinder scene query resolve"),
-        size: 8,
-        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("cinder scene"),
-    });
-    for buffer in [&heads, &counters, &pair_bits, &open_bits] {
-        encoder.clear_buffer(buffer, 0, None);
-    }
-    let attachment = |load| {
-        [Some(wgpu::RenderPassColorAttachment {
-            view: &ids_view,
-            depth_slice: None,
-            resolve_target: None,
-            ops: wgpu::Operations {
-                load,
-                store: wgpu::StoreOp::Store,
-            },
-        })]
-    };
-    {
-        let colour = attachment(wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT));
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("cinder scene build"),
-            color_attachments: &colour,
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.set_pipeline(&pipelines.solid);
-        pass.set_vertex_buffer(0, solid_buffer.slice(..));
-        pass.draw(0..scene.solids.len() as u32, 0..1);
-        pass.set_pipeline(&pipelines.edge);
-        pass.set_vertex_buffer(0, edge_buffer.slice(..));
-        pass.draw(0..scene.edges.len() as u32, 0..1);
-    }
-    {
-        let colour = attachment(wgpu::LoadOp::Load);
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("cinder scene resolve"),
-            color_attachments: &colour,
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: Some(&queries),
-            multiview_mask: None,
-        });
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.set_pipeline(&pipelines.resolve);
-        pass.begin_occlusion_query(0);
-        pass.draw(0..3, 0..1);
-        pass.end_occlusion_query();
-    }
-    encoder.resolve_query_set(&queries, 0..1, &resolve, 0);
-    encoder.copy_buffer_to_buffer(&counters, 0, &summary, 0, 16);
-    encoder.copy_buffer_to_buffer(&resolve, 0, &summary, 16, 8);
-    ctx.queue.submit([encoder.finish()]);
-    let words = read_buffer::<u32>(ctx, WHAT, &summary, 6)?;
-    let fragments = u64::from(words[0]);
-    if fragments > capacity {
-        return Ok(Attempt::Overflow(fragments));
-    }
-    let flagged = u64::from(words[4]) | (u64::from(words[5]) << 32);
-    let mut result = ViewResult {
-        stats: ViewStats {
-            axis: projection.axis,
-            width: projection.width,
-            height: projection.height,
-            pixel_size: projection.pixel,
-            edge_offset: projection.offset,
-            fragments,
-            flagged_pixels: flagged,
-            read_back: flagged > 0,
-        },
-        hits: Vec::new(),
-        not_closed: Vec::new(),
-        points: Vec::new(),
-        points_found: u64::from(words[1]),
-        self_hits: u64::from(words[2]),
-        saturated: u64::from(words[3]),
-    };
-    if flagged == 0 {
-        return Ok(Attempt::Done(Box::new(result)));
-    }
-    let bits = read_buffer::<u32>(ctx, WHAT, &pair_bits, pair_words as usize)?;
-    for (w, &word) in bits.iter().enumerate() {
-        let mut word = word;
-        while word != 0 {
-            let bit = w as u64 * 32 + u64::from(word.trailing_zeros());
-            word &= word - 1;
-            let (i, j) = ((bit / objects) as usize, (bit % objects) as usize);
-            result.hits.push((scene.original[i], scene.original[j]));
+        let point_bytes = if plan.size() > 0 {
+            let staging = scoped(ctx, WHAT, || {
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                let staging = plan.record(ctx, &mut encoder)?;
+                ctx.queue.submit([encoder.finish()]);
+                Ok(staging)
+            })?;
+            wait_for(ctx, WHAT, staging)?
+        } else {
+            Vec::new()
+        };
+        let mut hits = BTreeSet::new();
+        for &(i, j) in &outcome.hits {
+            hits.insert((scene.original[i], scene.original[j]));
         }
-    }
-    let open = read_buffer::<u32>(ctx, WHAT, &open_bits, open_words as usize)?;
-    for j in 0..objects as usize {
-        if open[j / 32] >> (j % 32) & 1 == 1 {
-            result.not_closed.push(scene.original[j]);
+        for ((v, view), region) in outcome.views.iter().zip(&point_regions) {
+            let projection = &round.projections[*v];
+            let room = (options.max_points as usize).saturating_sub(report.points.len());
+            for p in region
+                .words(&point_bytes)
+                .chunks_exact(POINT_WORDS as usize)
+                .take(room)
+            {
+                let local = projection.unproject(p[0], p[1], f32::from_bits(p[2]));
+                report.points.push(InterferencePoint {
+                    penetrating: scene.original[p[3] as usize],
+                    penetrated: scene.original[p[4] as usize],
+                    position: std::array::from_fn(|k| local[k] + scene.centre[k]),
+                    axis: projection.axis,
+                });
+            }
+            report.points_found += view.points_found;
+            report.self_hits += view.self_hits;
+            report.saturated_pixels += view.saturated;
+            report.resolution_bound = report
+                .resolution_bound
+                .max(view.stats.edge_offset + 2.0 * view.stats.pixel_size);
+            report.views.push(view.stats);
         }
+        report.hits = hits.iter().copied().collect();
+        report.pairs = hits
+            .iter()
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        report.not_closed = outcome
+            .not_closed
+            .iter()
+            .map(|&j| scene.original[j])
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        return Ok(report);
     }
-    let stored = result.points_found.min(u64::from(options.max_points)) as usize;
-    let raw = read_buffer::<u32>(ctx, WHAT, &points, stored * POINT_WORDS as usize)?;
-    for p in raw.chunks_exact(POINT_WORDS as usize) {
-        let local = projection.unproject(p[0], p[1], f32::from_bits(p[2]));
-        result.points.push(InterferencePoint {
-            penetrating: scene.original[p[3] as usize],
-            penetrated: scene.original[p[4] as usize],
-            position: std::array::from_fn(|k| local[k] + scene.centre[k]),
-            axis: projection.axis,
-        });
-    }
-    Ok(Attempt::Done(Box::new(result)))
 }

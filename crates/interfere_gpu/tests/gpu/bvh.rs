@@ -623,7 +623,10 @@ fn gpu_kernel_timings_follow_the_adapter() {
         features.contains(wgpu::Features::TIMESTAMP_QUERY)
     );
     assert_eq!(out.timings.steps as usize, out.list_lengths.len());
-    assert_eq!(out.timings.round_trips, out.timings.steps + 1);
+    // All steps go to the GPU in one submission with one readback (the lists fit the first
+    // capacities here, so there is no second round).
+    assert!(out.timings.steps > 1);
+    assert_eq!(out.timings.round_trips, 1);
     assert!(out.timings.wall >= out.timings.readback);
     if let Some(kt) = out.timings.kernels {
         assert!(kt.test > std::time::Duration::ZERO, "{kt:?}");

@@ -433,7 +433,7 @@ fn random_shape(rng: &mut ChaCha8Rng) -> TriMesh {
 }
 
 /// `mesh` with every vertex moved by `delta` along its vertex normal (a shrunk or grown copy).
-fn offset_mesh(mesh: &TriMesh, delta: f32) -> TriMesh {
+pub(crate) fn offset_mesh(mesh: &TriMesh, delta: f32) -> TriMesh {
     let normals = mesh.vertex_normals();
     let vertices = mesh
         .vertices()
