@@ -327,9 +327,8 @@ pub(crate) fn prepare_colliders(
                 if !cache.ready.contains_key(&key) && !cache.running.contains_key(&key) {
                     cache.keep.push(s.clone());
                     let solid = (**s).clone();
-                    let task = AsyncComputeTaskPool::get().spawn(async move {
-                        prepare(Ok(solid), scale)
-                    });
+                    let task =
+                        AsyncComputeTaskPool::get().spawn(async move { prepare(Ok(solid), scale) });
                     cache.running.insert(key, task);
                 }
                 key
@@ -353,13 +352,11 @@ pub(crate) fn prepare_colliders(
                     let solid = trimesh_from_bevy(mesh)
                         .map_err(|e| format!("mesh {handle:?}: {e}"))
                         .and_then(|(m, _)| {
-                            Solid::new(m).map_err(|e| {
-                                format!("mesh {handle:?} is not a closed solid: {e}")
-                            })
+                            Solid::new(m)
+                                .map_err(|e| format!("mesh {handle:?} is not a closed solid: {e}"))
                         });
-                    let task = AsyncComputeTaskPool::get().spawn(async move {
-                        prepare(solid, scale)
-                    });
+                    let task =
+                        AsyncComputeTaskPool::get().spawn(async move { prepare(solid, scale) });
                     cache.running.insert(key, task);
                 }
                 key

@@ -18,10 +18,10 @@
 
 use crate::settings::PhysicsSettings;
 use crate::world::PhysicsWorld;
-use interfere_dynamics::volume_stage::sampled_volume;
-use interfere_dynamics::{Shape, VolumeMethod};
 use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
+use interfere_dynamics::volume_stage::sampled_volume;
+use interfere_dynamics::{Shape, VolumeMethod};
 use interfere_geometry::VolumeResult;
 use interfere_geometry::glam::DVec3;
 
@@ -266,10 +266,8 @@ fn draw_debug(
                     let Some(tri) = solid.triangles().get(t as usize) else {
                         continue;
                     };
-                    let v = tri.map(|i| {
-                        pose.transform_point(solid.vertices()[i as usize])
-                            .as_vec3()
-                    });
+                    let v =
+                        tri.map(|i| pose.transform_point(solid.vertices()[i as usize]).as_vec3());
                     gizmos.linestrip([v[0], v[1], v[2], v[0]], TRIANGLE);
                 }
             }

@@ -34,6 +34,7 @@
 pub mod collider;
 pub mod components;
 pub mod debug_gizmos;
+mod forces;
 pub mod gpu_backend;
 pub mod mesh_convert;
 pub mod messages;
@@ -47,18 +48,20 @@ mod writeback;
 
 pub use collider::{Collider, ColliderError, ColliderShape, ColliderSource};
 pub use components::{
-    AngularVelocity, Density, Friction, LinearVelocity, Mass, NeverSleep, Restitution, RigidBody,
+    AngularDamping, AngularVelocity, Density, ExternalAngularImpulse, ExternalForce,
+    ExternalImpulse, ExternalTorque, Friction, GravityScale, LinearDamping, LinearVelocity,
+    LockedAxes, Mass, MaxAngularSpeed, MaxLinearSpeed, NeverSleep, Restitution, RigidBody,
     Sleeping,
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
 pub use gpu_backend::{GpuBackendPlugin, GpuSettings, GpuSupport, InterfereGpuContext};
-/// How pair volumes are computed, and the ray-sampling parameters
-/// ([`PhysicsSettings::volume`]).
-pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
 /// Sleeping thresholds ([`PhysicsSettings::sleep`]).
 pub use interfere_dynamics::SleepSettings;
 /// The solver's iterations, slops and thresholds ([`PhysicsSettings::solver`]).
 pub use interfere_dynamics::SolverSettings;
+/// How pair volumes are computed, and the ray-sampling parameters
+/// ([`PhysicsSettings::volume`]).
+pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
 /// A volume error tolerance, absolute or relative ([`AdaptiveSampling::tolerance`]).
 pub use interfere_geometry::Tolerance;
 pub use messages::{
@@ -76,6 +79,10 @@ use bevy::prelude::*;
 
 /// What a game usually imports.
 pub mod prelude {
+    pub use crate::{
+        AngularDamping, ExternalAngularImpulse, ExternalForce, ExternalImpulse, ExternalTorque,
+        GravityScale, LinearDamping, LockedAxes, MaxAngularSpeed, MaxLinearSpeed,
+    };
     pub use crate::{
         AngularVelocity, Backend, Collider, CollisionEnded, CollisionStarted, ContactMessage,
         Density, Friction, InterfereDebugPlugin, InterfereGizmos, InterferePlugins,
@@ -142,6 +149,16 @@ impl Plugin for PhysicsPlugin {
             .register_type::<Friction>()
             .register_type::<Restitution>()
             .register_type::<Sleeping>()
+            .register_type::<ExternalForce>()
+            .register_type::<ExternalTorque>()
+            .register_type::<ExternalImpulse>()
+            .register_type::<ExternalAngularImpulse>()
+            .register_type::<LinearDamping>()
+            .register_type::<AngularDamping>()
+            .register_type::<LockedAxes>()
+            .register_type::<GravityScale>()
+            .register_type::<MaxLinearSpeed>()
+            .register_type::<MaxAngularSpeed>()
             .register_type::<Backend>()
             .add_message::<CollisionStarted>()
             .add_message::<CollisionEnded>()
@@ -157,18 +174,23 @@ impl Plugin for PhysicsPlugin {
                 self.schedule,
                 (Step, Writeback).run_if(step::physics_active),
             )
-        .add_systems(
-            self.schedule,
-            (
-                (collider::prepare_colliders, ApplyDeferred, sync::sync_bodies)
-                    .chain()
-                    .in_set(Prepare),
-                step::step.in_set(Step),
-                (writeback::writeback, writeback::write_messages)
-                    .chain()
-                    .in_set(Writeback),
-            ),
-        );
+            .add_systems(
+                self.schedule,
+                (
+                    (
+                        collider::prepare_colliders,
+                        ApplyDeferred,
+                        sync::sync_bodies,
+                        forces::sync_drives,
+                    )
+                        .chain()
+                        .in_set(Prepare),
+                    step::step.in_set(Step),
+                    (writeback::writeback, writeback::write_messages)
+                        .chain()
+                        .in_set(Writeback),
+                ),
+            );
     }
 }
 

@@ -11,11 +11,11 @@ use crate::debug_gizmos::InterfereGizmos;
 use crate::gpu_backend::{GpuSettings, GpuSupport};
 use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
 use crate::world::PhysicsWorld;
-use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
-use interfere_geometry::Tolerance;
 use bevy::gizmos::config::GizmoConfigStore;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPlugin, EguiPrimaryContextPass, egui};
+use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
+use interfere_geometry::Tolerance;
 
 /// Whether the panel is shown and which body it inspects.
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
@@ -234,7 +234,10 @@ fn panel(
                     if let Some(why) = &st.fallback {
                         row("CPU fallback", why.clone());
                     }
-                    row("bodies (asleep)", format!("{} ({})", st.bodies, st.sleeping));
+                    row(
+                        "bodies (asleep)",
+                        format!("{} ({})", st.bodies, st.sleeping),
+                    );
                     row("candidate pairs", st.candidate_pairs.to_string());
                     row("interfering pairs", st.interfering_pairs.to_string());
                     row(

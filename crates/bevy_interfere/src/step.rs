@@ -30,7 +30,11 @@ impl ContactBackends {
     }
 
     /// Runs `f` on `backend`'s stage, if it has one.
-    pub fn with<R>(&self, backend: Backend, f: impl FnOnce(&mut dyn ContactStage) -> R) -> Option<R> {
+    pub fn with<R>(
+        &self,
+        backend: Backend,
+        f: impl FnOnce(&mut dyn ContactStage) -> R,
+    ) -> Option<R> {
         let stage = self.stages.get(&backend)?;
         let mut guard = stage.lock().unwrap_or_else(|poison| poison.into_inner());
         Some(f(guard.as_mut()))

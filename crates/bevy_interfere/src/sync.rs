@@ -218,7 +218,9 @@ pub(crate) fn sync_bodies(
                         let pose = prev.mesh_pose();
                         body.orientation = prev.orientation;
                         body.position = pose.translation + body.orientation * body.local_center();
-                        if old.written.is_some_and(|(_, _, l, a)| l == lin.0 && a == ang.0)
+                        if old
+                            .written
+                            .is_some_and(|(_, _, l, a)| l == lin.0 && a == ang.0)
                             && *kind != RigidBody::Static
                         {
                             body.linear_velocity = prev.linear_velocity;
@@ -284,9 +286,7 @@ pub(crate) fn sync_bodies(
                 .is_none_or(|(_, _, l, a)| l != lin.0 || a != ang.0);
             if vel_set && *kind != RigidBody::Static {
                 if lin.0.is_finite() && ang.0.is_finite() {
-                    let _ = pw
-                        .sim
-                        .set_velocity(h, lin.0.as_dvec3(), ang.0.as_dvec3());
+                    let _ = pw.sim.set_velocity(h, lin.0.as_dvec3(), ang.0.as_dvec3());
                 } else {
                     warn_once(format!(
                         "non-finite velocity ({}, {}); the body keeps its simulated velocity",

@@ -101,7 +101,10 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         total_ms / args.steps.max(1) as f64
     );
     for (i, h) in built.handles.iter().enumerate().skip(1) {
-        let b = built.simulation.body(*h).expect("scene bodies are never removed");
+        let b = built
+            .simulation
+            .body(*h)
+            .expect("scene bodies are never removed");
         let p = b.mesh_pose().translation;
         println!(
             "  {:<16} at ({:.4}, {:.4}, {:.4}), speed {:.4} m/s",

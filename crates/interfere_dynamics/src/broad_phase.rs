@@ -19,14 +19,21 @@ use interfere_geometry::{ProxyId, SweepAndPrune};
 pub fn is_moving(b: &RigidBody) -> bool {
     match b.kind {
         BodyKind::Dynamic => !b.sleeping,
-        BodyKind::Kinematic => b.linear_velocity != DVec3::ZERO || b.angular_velocity != DVec3::ZERO,
+        BodyKind::Kinematic => {
+            b.linear_velocity != DVec3::ZERO || b.angular_velocity != DVec3::ZERO
+        }
         BodyKind::Static => false,
     }
 }
 
 /// Whether a pair needs contact work: one body moves, and a dynamic body or a sensor is
 /// involved (two kinematic or static solids never push each other), and the layers interact.
-pub fn pair_is_active(bodies: &[RigidBody], colliders: &[Option<Collider>], a: BodyId, b: BodyId) -> bool {
+pub fn pair_is_active(
+    bodies: &[RigidBody],
+    colliders: &[Option<Collider>],
+    a: BodyId,
+    b: BodyId,
+) -> bool {
     let (Some(ba), Some(bb)) = (bodies.get(a), bodies.get(b)) else {
         return false;
     };

@@ -517,8 +517,8 @@ fn split_weighted(
 mod tests {
     use super::*;
     use interfere_geometry::glam::{DMat3, DQuat, Vec3};
-    use interfere_geometry::{Sampling, UniformOptions, UniformVolume};
     use interfere_geometry::shapes::{cuboid, icosphere, torus};
+    use interfere_geometry::{Sampling, UniformOptions, UniformVolume};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

@@ -29,11 +29,13 @@ impl NarrowPhase for CpuNarrowPhase {
     fn interfering(&mut self, input: &StageInput<'_>, out: &mut Vec<InterferingPair>) {
         let all = input.needs_all_triangle_pairs();
         out.extend(
-            par_map_with(input.settings.thread_count(), input.candidates, |&(a, b)| {
-                exact_pair(input, a, b, all)
-            })
-                .into_iter()
-                .flatten(),
+            par_map_with(
+                input.settings.thread_count(),
+                input.candidates,
+                |&(a, b)| exact_pair(input, a, b, all),
+            )
+            .into_iter()
+            .flatten(),
         );
     }
 }

@@ -14,12 +14,12 @@ use crate::sleeping::SleepSettings;
 use crate::solver::SolverSettings;
 use crate::stage::{ContactSettings, VolumeMethod};
 use crate::world::{WorldError, WorldSettings};
-use std::sync::Arc;
 use glam::{DQuat, DVec3, Vec3};
 use interfere_geometry::threads::{ThreadSpec, bolt, nut};
 use interfere_geometry::{MeshOptions, Solid, Tolerance, io, shapes};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Why a scene could not be read or built.
 #[derive(Debug, thiserror::Error)]
@@ -454,12 +454,11 @@ impl Scene {
         let mut simulation = Simulation::new(self.settings()?)?;
         let mut names = Vec::new();
         let mut handles = Vec::new();
-        let ground_body = RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).map_err(|source| {
-            SceneError::Body {
+        let ground_body =
+            RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).map_err(|source| SceneError::Body {
                 body: "ground".into(),
                 source,
-            }
-        })?;
+            })?;
         let mut halves = Vec::with_capacity(self.planes.len());
         for p in &self.planes {
             let normal = DVec3::from_array(p.normal);

@@ -115,7 +115,10 @@ fn broad_phase_matches_brute_force() {
         checked += got.len();
         assert_eq!(got, expected, "round {round}");
     }
-    assert!(checked > 20, "the scenes must produce candidates ({checked})");
+    assert!(
+        checked > 20,
+        "the scenes must produce candidates ({checked})"
+    );
 }
 
 /// Inserting and removing an unrelated body does not disturb the others by a single bit (no
@@ -179,7 +182,11 @@ fn handles_events_and_bad_input() {
     // The box is sunk 0.05: the half-space volume is exact (1 × 1 × 0.05).
     assert!((c.volume - 0.05).abs() < 1e-12, "{}", c.volume);
     // ∂V/∂x_b points down (moving the box up shrinks the volume), area 1.
-    assert!((c.linear - DVec3::new(0.0, 0.0, -1.0)).length() < 1e-12, "{}", c.linear);
+    assert!(
+        (c.linear - DVec3::new(0.0, 0.0, -1.0)).length() < 1e-12,
+        "{}",
+        c.linear
+    );
     sim.remove(b).unwrap();
     assert!(sim.body(b).is_none());
     assert_eq!(sim.remove(b), Err(SimulationError::NoBody(b)));
@@ -205,7 +212,10 @@ fn handles_events_and_bad_input() {
         Err(SimulationError::NonFinite("velocity"))
     );
     // The refused writes changed nothing.
-    assert_eq!(sim.body(b2).unwrap().position, DVec3::new(0.0, 0.0, 3.0) + DVec3::ZERO);
+    assert_eq!(
+        sim.body(b2).unwrap().position,
+        DVec3::new(0.0, 0.0, 3.0) + DVec3::ZERO
+    );
     // The half-space's gradient convention holds with the half-space as body b too.
     let mut sim = Simulation::new(settings()).unwrap();
     let bx = add(&mut sim, dynamic(&shape, DVec3::new(0.0, 0.0, 0.45)));
@@ -214,7 +224,11 @@ fn handles_events_and_bad_input() {
     let c = &sim.pair_contacts()[0];
     assert_eq!((c.a, c.b), (bx.id(), gr.id()));
     // Moving the ground (b) up grows the volume.
-    assert!((c.linear - DVec3::new(0.0, 0.0, 1.0)).length() < 1e-12, "{}", c.linear);
+    assert!(
+        (c.linear - DVec3::new(0.0, 0.0, 1.0)).length() < 1e-12,
+        "{}",
+        c.linear
+    );
 }
 
 /// A box dropped on the ground settles, falls asleep, keeps its pair (no end event while asleep)
@@ -237,7 +251,10 @@ fn resting_box_sleeps_and_wakes() {
         }
     }
     let slept_at = slept_at.expect("the box falls asleep");
-    assert!(slept_at > 60, "it must not sleep before it lands ({slept_at})");
+    assert!(
+        slept_at > 60,
+        "it must not sleep before it lands ({slept_at})"
+    );
     let z = sim.body(b).unwrap().position.z;
     assert!((z - 0.25).abs() < 2e-3, "{z}");
     assert_eq!(sim.stats().sleeping, 1);
@@ -284,11 +301,17 @@ fn sensors_exert_nothing_and_layers_filter_pairs() {
     let mut sim = Simulation::new(settings()).unwrap();
     let floor = mesh(cuboid(Vec3::new(5.0, 5.0, 0.5)));
     let (body, c) = fixed(&floor, DVec3::new(0.0, 0.0, -0.5));
-    sim.insert(body, c.map(|c| c.with_layers(CollisionLayers::new(0b01, 0b01))))
-        .unwrap();
+    sim.insert(
+        body,
+        c.map(|c| c.with_layers(CollisionLayers::new(0b01, 0b01))),
+    )
+    .unwrap();
     let (body, c) = dynamic(&shape, DVec3::new(0.0, 0.0, 1.0));
     let ghost = sim
-        .insert(body, c.map(|c| c.with_layers(CollisionLayers::new(0b10, 0b10))))
+        .insert(
+            body,
+            c.map(|c| c.with_layers(CollisionLayers::new(0b10, 0b10))),
+        )
         .unwrap();
     let (body, c) = dynamic(&shape, DVec3::new(3.0, 0.0, 1.0));
     let solid = sim.insert(body, c).unwrap();
@@ -297,7 +320,10 @@ fn sensors_exert_nothing_and_layers_filter_pairs() {
         assert!(sim.pair_contacts().iter().all(|p| p.b != ghost.id()));
     }
     assert!(sim.body(ghost).unwrap().position.z < -1.0, "falls through");
-    assert!(sim.body(solid).unwrap().position.z > 0.2, "rests on the floor");
+    assert!(
+        sim.body(solid).unwrap().position.z > 0.2,
+        "rests on the floor"
+    );
 }
 
 /// A stage that fails falls back to the CPU for that step (same state as a CPU step, reason
@@ -390,10 +416,15 @@ fn thread_count_does_not_change_the_result() {
         ];
         for k in 0..12 {
             let (_, q) = random_pose(&mut rng, 1.0);
-            let at = DVec3::new((k % 3) as f64 * 0.5, (k / 3 % 2) as f64 * 0.5, 0.4 + 0.5 * k as f64);
+            let at = DVec3::new(
+                (k % 3) as f64 * 0.5,
+                (k / 3 % 2) as f64 * 0.5,
+                0.4 + 0.5 * k as f64,
+            );
             let shape = &shapes[k % 2];
             let body = RigidBody::dynamic(&shape.mass_at(400.0), at, q).unwrap();
-            sim.insert(body, Some(Collider::mesh(shape.clone()))).unwrap();
+            sim.insert(body, Some(Collider::mesh(shape.clone())))
+                .unwrap();
         }
         for _ in 0..120 {
             sim.step();

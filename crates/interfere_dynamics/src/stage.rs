@@ -199,9 +199,9 @@ impl PairContact {
     /// A contact without volume for an interfering pair at the bodies' current states.
     pub fn touching(p: InterferingPair, bodies: &[RigidBody], step: u64) -> Self {
         let state = |i: BodyId| {
-            bodies
-                .get(i)
-                .map_or((DVec3::ZERO, DQuat::IDENTITY), |b| (b.position, b.orientation))
+            bodies.get(i).map_or((DVec3::ZERO, DQuat::IDENTITY), |b| {
+                (b.position, b.orientation)
+            })
         };
         Self {
             a: p.a,

@@ -131,8 +131,7 @@ pub fn sampled_volume(
             (r, pa)
         }
         VolumeMethod::Adaptive(adaptive) => {
-            match adaptive.sample_pair(ma.solid(), tree_a, mb.solid(), tree_b, &b_to_a, max_rays)
-            {
+            match adaptive.sample_pair(ma.solid(), tree_a, mb.solid(), tree_b, &b_to_a, max_rays) {
                 Ok(s) => {
                     let pb = input.bodies[b].mesh_pose();
                     let frame = s.frame_pose(pa, pb);
@@ -170,7 +169,13 @@ fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
 /// to first order (`V_q − δ · cap area_q`): a quadrant that is not yet in contact gets a
 /// speculative part (negative volume), so a face landing or resting on the plane has its four
 /// constraints in every substep.
-fn half_space(input: &StageInput<'_>, c: &mut PairContact, h: BodyId, half: &HalfSpace, m: &MeshShape) {
+fn half_space(
+    input: &StageInput<'_>,
+    c: &mut PairContact,
+    h: BodyId,
+    half: &HalfSpace,
+    m: &MeshShape,
+) {
     let mesh_body = if h == c.a { c.b } else { c.a };
     let (Some(hb), Some(mb)) = (input.bodies.get(h), input.bodies.get(mesh_body)) else {
         return;

@@ -499,7 +499,8 @@ fn add_fixed(
     mat: Material,
 ) -> BodyHandle {
     let body = RigidBody::fixed(at, q).unwrap().with_material(mat);
-    sim.insert(body, Some(Collider::mesh(shape(solid)))).unwrap()
+    sim.insert(body, Some(Collider::mesh(shape(solid))))
+        .unwrap()
 }
 
 /// A dynamic mesh body (its mesh frame at `at`, turned by `q`).
@@ -646,7 +647,11 @@ fn mesh_volume_gradient_matches_finite_differences() {
         }
         // The step computes the same contact at its start state (what the solver got).
         sim.step();
-        assert_eq!(sim.pair_contacts(), std::slice::from_ref(&pair), "case {ci}");
+        assert_eq!(
+            sim.pair_contacts(),
+            std::slice::from_ref(&pair),
+            "case {ci}"
+        );
     }
     eprintln!("mesh volume gradient: worst relative error {worst:.2e}");
 }
@@ -1029,7 +1034,13 @@ fn nut_on_bolt(mu: f64, steps: usize) -> (Vec<(f64, f64)>, f64, usize) {
         uniform(MeshSpacing::Absolute(0.2)),
     );
     let mat = Material::new(mu, 0.0);
-    add_fixed(&mut sim, bolt(&spec, 12.0), DVec3::ZERO, DQuat::IDENTITY, mat);
+    add_fixed(
+        &mut sim,
+        bolt(&spec, 12.0),
+        DVec3::ZERO,
+        DQuat::IDENTITY,
+        mat,
+    );
     // Centred in the thread at z = 6 (a whole number of pitches), lowered by half the axial
     // flank play 2c/√3 and 2 µm so it starts resting on the flanks.
     let play = 2.0 * f64::from(spec.clearance) / 3f64.sqrt();
@@ -1106,7 +1117,6 @@ fn frictionless_nut_unscrews_along_the_pitch_and_a_locked_nut_holds() {
     assert!(dz.abs() < play + 0.02, "{dz}");
     assert!(dtheta.abs() < 0.01 * std::f64::consts::TAU, "{dtheta}");
 }
-
 
 #[path = "scenes/adaptive_frame.rs"]
 mod adaptive_frame;

@@ -169,7 +169,13 @@ fn uniform_results_unchanged() {
     let mut sim = pair_simulation(VolumeMethod::Uniform {
         spacing: MeshSpacing::Absolute(0.02),
     });
-    add_fixed(&mut sim, a.clone(), DVec3::ZERO, DQuat::IDENTITY, Material::default());
+    add_fixed(
+        &mut sim,
+        a.clone(),
+        DVec3::ZERO,
+        DQuat::IDENTITY,
+        Material::default(),
+    );
     add_dynamic(
         &mut sim,
         b.clone(),
