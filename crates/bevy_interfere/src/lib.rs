@@ -35,6 +35,7 @@
 pub mod collider;
 pub mod components;
 pub mod debug_gizmos;
+mod forces;
 pub mod gpu_backend;
 pub mod layers;
 pub mod mesh_convert;
@@ -50,7 +51,9 @@ mod writeback;
 
 pub use collider::{Collider, ColliderError, ColliderShape, ColliderSource};
 pub use components::{
-    AngularVelocity, Density, Friction, LinearVelocity, Mass, NeverSleep, Restitution, RigidBody,
+    AngularDamping, AngularVelocity, Density, ExternalAngularImpulse, ExternalForce,
+    ExternalImpulse, ExternalTorque, Friction, GravityScale, LinearDamping, LinearVelocity,
+    LockedAxes, Mass, MaxAngularSpeed, MaxLinearSpeed, NeverSleep, Restitution, RigidBody,
     Sleeping,
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
@@ -81,6 +84,10 @@ use bevy::prelude::*;
 
 /// What a game usually imports.
 pub mod prelude {
+    pub use crate::{
+        AngularDamping, ExternalAngularImpulse, ExternalForce, ExternalImpulse, ExternalTorque,
+        GravityScale, LinearDamping, LockedAxes, MaxAngularSpeed, MaxLinearSpeed,
+    };
     pub use crate::{
         AngularVelocity, Backend, Collider, CollisionEnded, CollisionStarted, ContactMessage,
         Density, Friction, InterfereDebugPlugin, InterfereGizmos, InterferePlugins,
@@ -152,6 +159,16 @@ impl Plugin for PhysicsPlugin {
             .register_type::<Sleeping>()
             .register_type::<CollisionLayers>()
             .register_type::<Sensor>()
+            .register_type::<ExternalForce>()
+            .register_type::<ExternalTorque>()
+            .register_type::<ExternalImpulse>()
+            .register_type::<ExternalAngularImpulse>()
+            .register_type::<LinearDamping>()
+            .register_type::<AngularDamping>()
+            .register_type::<LockedAxes>()
+            .register_type::<GravityScale>()
+            .register_type::<MaxLinearSpeed>()
+            .register_type::<MaxAngularSpeed>()
             .register_type::<Backend>()
             .add_message::<CollisionStarted>()
             .add_message::<CollisionEnded>()
@@ -174,6 +191,7 @@ impl Plugin for PhysicsPlugin {
                         collider::prepare_colliders,
                         ApplyDeferred,
                         sync::sync_bodies,
+                        forces::sync_drives,
                     )
                         .chain()
                         .in_set(Prepare),

@@ -945,3 +945,177 @@ fn layers_let_bodies_fall_through_and_changes_apply_in_place() {
     assert_eq!(handle(&app, g), hg);
     assert!(!sim_layers(&app, g).1);
 }
+
+/// An app without gravity whose bodies have all joined (colliders prepared).
+fn weightless_app() -> App {
+    let mut app = app(Backend::Cpu, None);
+    app.world_mut().resource_mut::<PhysicsSettings>().gravity = Vec3::ZERO;
+    app
+}
+
+/// Updates until every entity in `bodies` has joined the simulation.
+fn until_joined(app: &mut App, bodies: &[Entity]) {
+    for _ in 0..20 {
+        app.update();
+        let pw = app.world().resource::<PhysicsWorld>();
+        if bodies.iter().all(|e| pw.body(*e).is_some()) {
+            return;
+        }
+    }
+    panic!("bodies did not join");
+}
+
+fn spawn_free_box(app: &mut App, at: Vec3, rotation: Quat) -> Entity {
+    app.world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::prepared(std::sync::Arc::new(
+                interfere_dynamics::MeshShape::new(
+                    interfere_geometry::shapes::cuboid(interfere_geometry::glam::Vec3::new(
+                        0.5, 0.25, 0.125,
+                    ))
+                    .unwrap(),
+                )
+                .unwrap(),
+            )),
+            Transform::from_translation(at).with_rotation(rotation),
+            NeverSleep,
+        ))
+        .id()
+}
+
+/// Oracle: an `ExternalImpulse` at a point changes the body's linear momentum by the impulse and
+/// its angular momentum about the centre of mass by `(p − c) × J` (world inertia at the moment it
+/// is applied; to 1e-12 relative, in `f64`), once: the component is set back to zero and the next
+/// step leaves the velocities unchanged. An `ExternalAngularImpulse` in the body's axes adds
+/// `R A`.
+#[test]
+fn external_impulse_changes_momentum_by_the_impulse() {
+    let mut app = weightless_app();
+    let q = Quat::from_rotation_y(0.7) * Quat::from_rotation_x(0.2);
+    let e = spawn_free_box(&mut app, Vec3::new(1.0, 2.0, 3.0), q);
+    until_joined(&mut app, &[e]);
+    let b0 = app
+        .world()
+        .resource::<PhysicsWorld>()
+        .body(e)
+        .unwrap()
+        .clone();
+    assert_eq!(b0.linear_velocity, interfere_geometry::glam::DVec3::ZERO);
+    let (j, p, a) = (
+        Vec3::new(3.0, -1.5, 2.0),
+        Vec3::new(1.25, 2.5, 2.75),
+        Vec3::new(0.0, 0.0, 0.5),
+    );
+    app.world_mut().entity_mut(e).insert((
+        ExternalImpulse::new(j).with_point(p),
+        ExternalAngularImpulse::new(a).with_local(true),
+    ));
+    app.update();
+    let b1 = app
+        .world()
+        .resource::<PhysicsWorld>()
+        .body(e)
+        .unwrap()
+        .clone();
+    let m = b0.mass();
+    let dp = m * b1.linear_velocity;
+    let jd = j.as_dvec3();
+    assert!((dp - jd).length() <= 1e-12 * jd.length(), "Δp {dp} vs {jd}");
+    let dl = b0.inertia_world() * b1.angular_velocity;
+    let want = (p.as_dvec3() - b0.position).cross(jd) + b0.orientation * a.as_dvec3();
+    assert!(
+        (dl - want).length() <= 1e-12 * want.length(),
+        "ΔL {dl} vs {want}"
+    );
+    assert_eq!(
+        app.world().get::<ExternalImpulse>(e).unwrap().impulse,
+        Vec3::ZERO
+    );
+    assert_eq!(
+        app.world()
+            .get::<ExternalAngularImpulse>(e)
+            .unwrap()
+            .impulse,
+        Vec3::ZERO
+    );
+    app.update();
+    let b2 = app.world().resource::<PhysicsWorld>().body(e).unwrap();
+    assert_eq!(b2.linear_velocity, b1.linear_velocity);
+    assert_eq!(b2.angular_velocity, b1.angular_velocity);
+    // The written-back velocity is the simulated one.
+    let lin = app.world().get::<LinearVelocity>(e).unwrap().0;
+    assert_eq!(lin, b2.linear_velocity.as_vec3());
+}
+
+/// A locked axis holds: gravity (−y) and a force along y do not move a body with y locked, while
+/// a force along x moves it; a body with `GravityScale(0)` floats while its neighbour falls, and a
+/// local force turns with the body. Removing the components restores the defaults.
+#[test]
+fn locked_axes_gravity_scale_and_local_force() {
+    let mut app = app(Backend::Cpu, None);
+    let locked = spawn_free_box(&mut app, Vec3::new(0.0, 5.0, 0.0), Quat::IDENTITY);
+    let floating = spawn_free_box(&mut app, Vec3::new(3.0, 5.0, 0.0), Quat::IDENTITY);
+    let falling = spawn_free_box(&mut app, Vec3::new(6.0, 5.0, 0.0), Quat::IDENTITY);
+    let turned = spawn_free_box(
+        &mut app,
+        Vec3::new(9.0, 5.0, 0.0),
+        Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+    );
+    app.world_mut().entity_mut(locked).insert((
+        LockedAxes::new().lock_translation_y(),
+        ExternalForce::new(Vec3::new(10.0, -50.0, 0.0)),
+    ));
+    app.world_mut()
+        .entity_mut(floating)
+        .insert(GravityScale(0.0));
+    // Along the body's x, which the 90° turn about z makes world +y; with GravityScale(0).
+    app.world_mut().entity_mut(turned).insert((
+        GravityScale(0.0),
+        ExternalForce::new(Vec3::X * 5.0).with_local(true),
+        LockedAxes::ROTATION_LOCKED,
+    ));
+    until_joined(&mut app, &[locked, floating, falling, turned]);
+    let y_of = |app: &App, e: Entity| {
+        app.world()
+            .resource::<PhysicsWorld>()
+            .body(e)
+            .unwrap()
+            .position
+            .y
+    };
+    let y0 = y_of(&app, locked);
+    let f0 = y_of(&app, floating);
+    for _ in 0..60 {
+        app.update();
+        assert_eq!(y_of(&app, locked), y0);
+        assert_eq!(y_of(&app, floating), f0);
+    }
+    let pw = app.world().resource::<PhysicsWorld>();
+    assert!(
+        pw.body(locked).unwrap().position.x > 0.1,
+        "the free axis moves"
+    );
+    assert_eq!(
+        pw.body(floating).unwrap().position,
+        interfere_geometry::glam::DVec3::new(3.0, 5.0, 0.0)
+    );
+    assert!(y_of(&app, falling) < 4.0, "the neighbour falls");
+    let t = pw.body(turned).unwrap();
+    assert!(
+        t.linear_velocity.y > 0.5,
+        "local +x is world +y: {}",
+        t.linear_velocity
+    );
+    assert!(t.linear_velocity.x.abs() < 1e-6, "{}", t.linear_velocity);
+    // Removing the lock and the scale: back to falling.
+    app.world_mut().entity_mut(locked).remove::<LockedAxes>();
+    app.world_mut()
+        .entity_mut(floating)
+        .remove::<GravityScale>();
+    for _ in 0..10 {
+        app.update();
+    }
+    assert!(y_of(&app, locked) < y0);
+    assert!(y_of(&app, floating) < f0);
+}

@@ -19,6 +19,9 @@ pub mod body;
 pub mod broad_phase;
 pub mod collider;
 pub mod contact;
+pub mod forces;
+#[cfg(test)]
+mod forces_tests;
 pub mod latent;
 pub mod mass;
 pub mod mesh_volume;
@@ -40,7 +43,7 @@ pub mod volume_stage;
 pub mod world;
 
 pub use bench::bench_boxes;
-pub use body::{BodyError, BodyKind, Material, RigidBody};
+pub use body::{BodyError, BodyKind, LockedAxes, Material, RigidBody};
 pub use collider::{Collider, CollisionLayers, HalfSpace, MeshShape, Shape};
 pub use contact::{
     BodyId, ContactSource, Contacts, HalfSpaceSource, HalfSpaceVolumeSource, Plane, PointContact,

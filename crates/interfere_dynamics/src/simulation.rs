@@ -99,6 +99,10 @@ pub enum SimulationError {
     /// A pose or velocity is not finite (the body is refused, the rest keeps stepping).
     #[error("non-finite state: {0}")]
     NonFinite(&'static str),
+    /// A driving input (force, impulse, damping, …) was refused; the body is unchanged. See
+    /// [`crate::forces`].
+    #[error(transparent)]
+    Body(#[from] crate::BodyError),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -116,7 +120,7 @@ struct Slot {
 
 /// The whole step (see the module documentation).
 pub struct Simulation {
-    world: World,
+    pub(crate) world: World,
     settings: SimulationSettings,
     slots: Vec<Slot>,
     colliders: Vec<Option<Collider>>,
@@ -243,7 +247,7 @@ impl Simulation {
         }
     }
 
-    fn check(&self, h: BodyHandle) -> Result<BodyId, SimulationError> {
+    pub(crate) fn check(&self, h: BodyHandle) -> Result<BodyId, SimulationError> {
         let id = h.index as usize;
         match self.slots.get(id) {
             Some(s) if s.alive && s.generation == h.generation => Ok(id),
@@ -330,8 +334,8 @@ impl Simulation {
         Ok(())
     }
 
-    /// Mass, centre of mass and inertia of a dynamic body (keeping its mesh pose, velocity and
-    /// material).
+    /// Mass, centre of mass and inertia of a dynamic body (keeping its mesh pose, velocity,
+    /// material and driving fields: forces, queued impulses, damping, locks, limits).
     pub fn set_mass_properties(
         &mut self,
         h: BodyHandle,
@@ -340,9 +344,10 @@ impl Simulation {
         let id = self.check(h).map_err(|_| crate::BodyError::BadState)?;
         let old = &self.world.bodies()[id];
         let pose = old.mesh_pose();
-        let made = RigidBody::dynamic(props, pose.translation, old.orientation)?
+        let mut made = RigidBody::dynamic(props, pose.translation, old.orientation)?
             .with_material(old.material)
             .with_velocity(old.linear_velocity, old.angular_velocity);
+        made.copy_drive_from(old);
         self.world.replace_body(id, made);
         self.wake_id(id);
         Ok(())
@@ -428,7 +433,7 @@ impl Simulation {
         Ok(())
     }
 
-    fn wake_id(&mut self, id: BodyId) {
+    pub(crate) fn wake_id(&mut self, id: BodyId) {
         self.slots[id].calm = 0.0;
         if let Some(b) = self.world.body_mut(id) {
             b.sleeping = false;
@@ -527,6 +532,8 @@ impl Simulation {
         let step = self.stats.steps;
         self.events.clear();
         self.events.append(&mut self.pending_events);
+        // Queued impulses first, so the swept boxes see the new velocities.
+        self.world.apply_pending_impulses();
 
         // 1. Broad phase.
         let start = Instant::now();
@@ -815,6 +822,7 @@ fn check_state(body: &RigidBody) -> Result<(), SimulationError> {
     if !(body.linear_velocity.is_finite() && body.angular_velocity.is_finite()) {
         return Err(SimulationError::NonFinite("velocity"));
     }
+    body.check_drive()?;
     Ok(())
 }
 

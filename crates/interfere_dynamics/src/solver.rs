@@ -97,10 +97,13 @@ struct Cached {
 
 type Key = (BodyId, BodyId, u64, u8);
 
-/// Per-body solver state (a copy of what the iterations touch).
+/// Per-body solver state (a copy of what the iterations touch). The inverse mass is per world
+/// axis (zero along a locked axis) and the inverse inertia is projected on the free rotation
+/// axes (see [`RigidBody::effective_inv_inertia_world`]), so no constraint moves a body along a
+/// locked axis.
 #[derive(Clone, Copy, Debug)]
 struct SBody {
-    inv_mass: f64,
+    inv_mass: DVec3,
     inv_inertia: DMat3,
     v: DVec3,
     w: DVec3,
@@ -131,9 +134,14 @@ struct Row {
 
 impl Row {
     fn new(lin: DVec3, ang_a: DVec3, ang_b: DVec3, a: &SBody, b: &SBody) -> Self {
-        let k = (a.inv_mass + b.inv_mass) * lin.length_squared()
-            + ang_a.dot(a.inv_inertia * ang_a)
-            + ang_b.dot(b.inv_inertia * ang_b);
+        let m = a.inv_mass + b.inv_mass;
+        // Uniform (nothing locked): the scalar form, as before locks existed (same bits).
+        let k_lin = if m.x == m.y && m.y == m.z {
+            m.x * lin.length_squared()
+        } else {
+            lin.dot(m * lin)
+        };
+        let k = k_lin + ang_a.dot(a.inv_inertia * ang_a) + ang_b.dot(b.inv_inertia * ang_b);
         Self {
             lin,
             ang_a,
@@ -229,8 +237,8 @@ impl Solver {
         let s = self.settings;
         self.sbodies.clear();
         self.sbodies.extend(bodies.iter().map(|b| SBody {
-            inv_mass: b.inv_mass(),
-            inv_inertia: b.inv_inertia_world(),
+            inv_mass: b.effective_inv_mass(),
+            inv_inertia: b.effective_inv_inertia_world(),
             v: b.linear_velocity,
             w: b.angular_velocity,
             dx: DVec3::ZERO,

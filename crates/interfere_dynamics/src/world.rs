@@ -3,10 +3,13 @@
 //! contact pipeline of Lin–Manocha 1996 §5 (contacts found, impulses applied, clock advanced)
 //! with the post-stabilization of Wang–Faure–Pai 2012 §7.
 //!
-//! One substep of length `h = dt / substeps`:
-//! 1. remember the velocities, add gravity `h g` to dynamic bodies;
+//! A step first applies the impulses queued on the bodies (see [`crate::body`]), then runs its
+//! substeps. One substep of length `h = dt / substeps`:
+//! 1. remember the velocities; to dynamic bodies add gravity `h s g` (`s` the body's gravity
+//!    scale) and their force and torque `h M⁻¹ F`, `h I⁻¹ τ`, then apply their damping and locks;
 //! 2. ask the [`ContactSource`] for the contacts of the current positions;
-//! 3. solve the velocity constraints (sequential impulses, warm started);
+//! 3. solve the velocity constraints (sequential impulses, warm started), then clamp dynamic
+//!    bodies to their speed limits;
 //! 4. advance positions `x += h v`, orientations `q ← exp(h ω / 2) q` (normalized);
 //! 5. post-stabilize positions.
 //!
@@ -197,8 +200,18 @@ impl World {
         out
     }
 
+    /// Applies the impulses queued on the bodies (and clears them); [`Self::step`] starts with
+    /// this, and [`crate::Simulation`] calls it before its broad phase so the new velocities
+    /// size the swept boxes.
+    pub(crate) fn apply_pending_impulses(&mut self) {
+        for b in &mut self.bodies {
+            b.apply_pending();
+        }
+    }
+
     /// Advances by one fixed timestep, querying `source` for contacts at every substep.
     pub fn step(&mut self, source: &mut dyn ContactSource) {
+        self.apply_pending_impulses();
         let h = self.settings.dt / self.settings.substeps as f64;
         for _ in 0..self.settings.substeps {
             self.substep(source, h);
@@ -214,7 +227,7 @@ impl World {
             self.start_velocities
                 .push((b.linear_velocity, b.angular_velocity));
             if b.is_dynamic() {
-                b.linear_velocity += g * h;
+                b.integrate_velocity(g, h);
             }
         }
         self.contacts.clear();
@@ -224,6 +237,9 @@ impl World {
         for b in &mut self.bodies {
             if b.kind == crate::body::BodyKind::Static {
                 continue;
+            }
+            if b.is_dynamic() {
+                b.limit_velocity();
             }
             b.position += b.linear_velocity * h;
             let w = b.angular_velocity * h;
