@@ -82,7 +82,13 @@ fn setup(
         Color::srgb(0.8, 0.7, 0.25),
     ];
     // One shared solid per kind: its collider is prepared once for all the bodies of the kind.
-    let kinds: Vec<(Handle<Mesh>, Handle<StandardMaterial>, Arc<Solid>, &str)> = (0..4)
+    type Kind = (
+        Handle<Mesh>,
+        Handle<StandardMaterial>,
+        Arc<Solid>,
+        &'static str,
+    );
+    let kinds: Vec<Kind> = (0..4)
         .map(|k| {
             let (solid, name) = shape(k);
             (

@@ -196,7 +196,7 @@ pub(crate) fn sync_bodies(
             }
         };
         if rebuild {
-            if !finite_transform(transform) || !(lin.0.is_finite() && ang.0.is_finite()) {
+            if !finite_transform(transform) || !lin.0.is_finite() || !ang.0.is_finite() {
                 warn_once(format!(
                     "non-finite transform or velocity ({:?}, {}, {})",
                     transform.translation, lin.0, ang.0

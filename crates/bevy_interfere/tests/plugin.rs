@@ -97,6 +97,11 @@ fn drop_box(backend: Backend, gpu: Option<interfere_gpu::GpuContext>, steps: usi
     let mut gpu_volume_steps = 0;
     for _ in 0..steps {
         app.update();
+        if backend == Backend::Gpu {
+            // Paced like frames of a game (the asynchronous job's answer then arrives a step or
+            // two later, as in an app; unpaced, the loop outruns a lavapipe job by many steps).
+            std::thread::sleep(std::time::Duration::from_millis(15));
+        }
         s.drain(&app);
         c.drain(&app);
         v.drain(&app);
@@ -186,7 +191,8 @@ fn check_rest(run: &Run, label: &str) {
         );
         let f = v.force.normalize();
         assert!(f.y.abs() > 0.9, "{label}: force {:?}", v.force);
-        assert!(v.rays > 0);
+        // The CPU's default exact volume casts no rays; the GPU backends sample lines.
+        assert_eq!(v.rays > 0, label != "cpu", "{label}: rays {}", v.rays);
     }
 }
 
@@ -249,8 +255,10 @@ fn gpu_async_box_falls_and_rests() {
     let run = drop_box(Backend::Gpu, Some(ctx), 192);
     check_rest(&run, "gpu");
     assert!(run.backend_seen.iter().all(|b| *b == Backend::Gpu));
+    // Of about 180 steps with the pair (margin for a loaded CI machine, where a lavapipe job can
+    // outlast `max_latency_steps` of paced frames and the CPU decides that step).
     assert!(
-        run.gpu_steps > 100,
+        run.gpu_steps > 60,
         "GPU answers used on {} steps",
         run.gpu_steps
     );
@@ -451,9 +459,12 @@ fn gpu_triangle_pairs_equal_cpu_pairs() {
     };
     let run = |backend: Backend, gpu: Option<interfere_gpu::GpuContext>| {
         let mut app = app(backend, gpu);
-        app.world_mut()
-            .resource_mut::<PhysicsSettings>()
-            .all_triangle_pairs = true;
+        let mut settings = app.world_mut().resource_mut::<PhysicsSettings>();
+        settings.all_triangle_pairs = true;
+        // The GPU's volume is uniform sampling: the CPU runs its twin, so the runs agree.
+        settings.volume = VolumeMethod::Uniform {
+            spacing: MeshSpacing::default(),
+        };
         ground(&mut app);
         // A sphere (many triangles) so pairs are plentiful.
         app.world_mut().spawn((
@@ -478,7 +489,15 @@ fn gpu_triangle_pairs_equal_cpu_pairs() {
     let gpu = run(Backend::GpuBlocking, Some(ctx));
     let total: usize = cpu.iter().map(Vec::len).sum();
     assert!(total > 50, "too few triangle pairs to compare: {total}");
-    assert_eq!(cpu, gpu, "per-step triangle pairs differ");
+    // CInDeR at its pixel size may see a touch-down one step after the exact test (a
+    // penetration below a pixel, no sampled volume yet); from then on the pairs are equal.
+    let first = |v: &[Vec<(u32, u32)>]| v.iter().position(|p| !p.is_empty());
+    let (c0, g0) = (first(&cpu).unwrap(), first(&gpu).unwrap());
+    assert!(
+        g0 == c0 || g0 == c0 + 1,
+        "first contact: cpu {c0}, gpu {g0}"
+    );
+    assert_eq!(cpu[g0..], gpu[g0..], "per-step triangle pairs differ");
 }
 
 /// The raw image-space answer (no exact confirmation): CInDeR's conservative pairs alone still
@@ -1092,9 +1111,14 @@ fn locked_axes_gravity_scale_and_local_force() {
         assert_eq!(y_of(&app, floating), f0);
     }
     let pw = app.world().resource::<PhysicsWorld>();
+    // The free axis moves as F t² / 2m (to 10 %: the force starts with the first step).
+    let body = pw.body(locked).unwrap();
+    let t = 60.0 / HZ;
+    let expected = 0.5 * 10.0 / body.mass() * t * t;
     assert!(
-        pw.body(locked).unwrap().position.x > 0.1,
-        "the free axis moves"
+        (body.position.x - expected).abs() < 0.1 * expected,
+        "the free axis moves: x = {}, expected {expected}",
+        body.position.x
     );
     assert_eq!(
         pw.body(floating).unwrap().position,
@@ -1102,9 +1126,11 @@ fn locked_axes_gravity_scale_and_local_force() {
     );
     assert!(y_of(&app, falling) < 4.0, "the neighbour falls");
     let t = pw.body(turned).unwrap();
+    // The velocity along world +y is F t / m (to 10 %: the force starts with the first step).
+    let expected = 5.0 / t.mass() * 60.0 / HZ;
     assert!(
-        t.linear_velocity.y > 0.5,
-        "local +x is world +y: {}",
+        (t.linear_velocity.y - expected).abs() < 0.1 * expected,
+        "local +x is world +y: {}, expected {expected} along y",
         t.linear_velocity
     );
     assert!(t.linear_velocity.x.abs() < 1e-6, "{}", t.linear_velocity);

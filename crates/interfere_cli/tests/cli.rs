@@ -635,3 +635,35 @@ fn long_commands_report_progress_on_stderr_unless_quiet() {
     let (ok, _, err) = interfere(&["bench", "build", "--reps", "2"]);
     assert!(!ok && err.contains("--mesh"), "{err}");
 }
+
+/// `simulate --backend gpu-blocking` and `--backend gpu` run the scene with the GPU contact
+/// stages (on lavapipe in CI; skipped loudly without an adapter outside CI) and report GPU answers.
+#[test]
+fn simulate_runs_the_gpu_backends() {
+    if interfere_gpu::testing::gpu_or_skip("simulate_runs_the_gpu_backends").is_none() {
+        return;
+    }
+    let scene = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../assets/scenes/boxes_on_ground.json"
+    );
+    for backend in ["gpu-blocking", "gpu"] {
+        let (ok, out, err) = interfere(&[
+            "-q",
+            "simulate",
+            scene,
+            "--steps",
+            "120",
+            "--backend",
+            backend,
+            "--frame-ms",
+            "16",
+        ]);
+        assert!(ok, "{backend}: {err}");
+        assert!(out.contains(&format!("backend {backend}:")), "{out}");
+        assert!(out.contains(", 0 fallbacks"), "{backend}: {out}");
+        assert!(!out.contains("GPU answers on 0 steps"), "{backend}: {out}");
+    }
+    let (ok, _, err) = interfere(&["simulate", scene, "--backend", "tpu"]);
+    assert!(!ok && err.contains("--backend"), "{err}");
+}

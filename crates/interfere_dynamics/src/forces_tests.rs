@@ -19,8 +19,10 @@ fn space() -> Simulation {
 }
 
 fn with_gravity() -> Simulation {
-    let mut s = SimulationSettings::default();
-    s.sleep = SleepSettings::NEVER;
+    let s = SimulationSettings {
+        sleep: SleepSettings::NEVER,
+        ..SimulationSettings::default()
+    };
     Simulation::new(s).unwrap()
 }
 

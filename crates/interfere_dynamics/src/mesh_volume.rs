@@ -372,7 +372,7 @@ pub fn principal_parts(
         wsum = ends.iter().map(|&(_, g)| g.length()).sum();
         &|g: DVec3| g.length()
     };
-    if !(wsum > 0.0) {
+    if wsum.is_nan() || wsum <= 0.0 {
         return None;
     }
     let c = ends.iter().map(|&(x, g)| x * weight(g)).sum::<DVec3>() / wsum;
@@ -530,7 +530,23 @@ fn split_weighted(
     } else {
         result.volume
     };
-    split_with_volume(volume, a_pose, ends)
+    let mut split = split_with_volume(volume, a_pose, ends)?;
+    // A part's depth (volume over gradient length) cannot exceed the diameter of the
+    // intersection, whose boundary the sampled points (on A and on B) lie on. When the sampled
+    // gradient nearly cancels (opposite endpoints of a thin sliver), `volume · share / |g_q|`
+    // would claim depths of kilometres and launch the bodies; such parts are capped at that
+    // diameter.
+    let (lo, hi) = result.points.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), p| (lo.min(p.point), hi.max(p.point)),
+    );
+    let extent = (hi - lo).length();
+    if extent > 0.0 {
+        for part in &mut split.4 {
+            part.volume = part.volume.min(part.linear.length() * extent);
+        }
+    }
+    Some(split)
 }
 
 /// The quadrant split of weighted surface points `ends` (point, `∂V/∂p`, in the frame `a_pose`

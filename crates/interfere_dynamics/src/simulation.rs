@@ -70,7 +70,7 @@ pub enum CollisionEvent {
 }
 
 /// Everything a simulation is configured with.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct SimulationSettings {
     /// Gravity, timestep, substeps and solver.
     pub world: WorldSettings,
@@ -78,16 +78,6 @@ pub struct SimulationSettings {
     pub contact: ContactSettings,
     /// Sleeping.
     pub sleep: SleepSettings,
-}
-
-impl Default for SimulationSettings {
-    fn default() -> Self {
-        Self {
-            world: WorldSettings::default(),
-            contact: ContactSettings::default(),
-            sleep: SleepSettings::default(),
-        }
-    }
 }
 
 /// Why a body could not be added or changed.
@@ -208,7 +198,9 @@ impl Simulation {
         slot.alive = true;
         slot.calm = 0.0;
         slot.can_sleep = true;
-        slot.teleported = None;
+        // A contact an asynchronous stage computed before this step cannot be about this body
+        // (its id may have belonged to a removed one): treated like a teleport.
+        slot.teleported = Some(self.stats.steps);
         slot.user = 0;
         self.colliders[id] = collider;
         Ok(self.handle_of(id))

@@ -254,24 +254,31 @@ fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
         return;
     };
     match result {
-        Ok(r) => {
-            c.rays = r.ray_count;
-            let split = match method {
-                VolumeMethod::Adaptive(_) => split_adaptive_volume(&r, &frame),
-                _ => split_mesh_volume(&r, &frame),
-            };
-            fill_from_split(c, split);
-            if c.volume == 0.0 && r.volume > 0.0 && !r.points.is_empty() {
-                // A wholly inside B: no surface of B bounds the intersection, so moving B a
-                // little does not change the volume (zero gradient, no parts, no force), but the
-                // volume is still A's (a sensor zone reports it). The point is the centroid of
-                // the sampled boundary (A's surface).
-                let sum = r.points.iter().fold(DVec3::ZERO, |s, p| s + p.point);
-                c.volume = r.volume;
-                c.point = frame.transform_dpoint(sum / r.points.len() as f64);
-            }
-        }
+        Ok(r) => fill_from_sampled(c, &r, &frame, matches!(method, VolumeMethod::Adaptive(_))),
         Err(e) => c.refused = Some(e),
+    }
+}
+
+/// Fills `c` from a ray-sampled volume `r` (with its surface points) in the frame `frame`:
+/// split into parts ([`split_mesh_volume`], or [`split_adaptive_volume`] for an `adaptive`
+/// sample). The CPU uniform method and the GPU stages (whose volumes are the same uniform
+/// sampling) share it.
+pub fn fill_from_sampled(c: &mut PairContact, r: &VolumeResult, frame: &DPose, adaptive: bool) {
+    c.rays = r.ray_count;
+    let split = if adaptive {
+        split_adaptive_volume(r, frame)
+    } else {
+        split_mesh_volume(r, frame)
+    };
+    fill_from_split(c, split);
+    if c.volume == 0.0 && r.volume > 0.0 && !r.points.is_empty() {
+        // A wholly inside B: no surface of B bounds the intersection, so moving B a little does
+        // not change the volume (zero gradient, no parts, no force), but the volume is still A's
+        // (a sensor zone reports it). The point is the centroid of the sampled boundary (A's
+        // surface).
+        let sum = r.points.iter().fold(DVec3::ZERO, |s, p| s + p.point);
+        c.volume = r.volume;
+        c.point = frame.transform_dpoint(sum / r.points.len() as f64);
     }
 }
 

@@ -14,6 +14,7 @@ pub mod brute_force;
 pub mod bvh_traversal;
 pub mod cinder;
 mod compute;
+pub mod contact_stage;
 pub mod context;
 pub mod error;
 pub mod readback;
@@ -33,6 +34,10 @@ pub use bvh_traversal::{
 pub use cinder::{
     Cinder, CinderObject, CinderOptions, CinderReport, CinderSceneOptions, CinderSceneReport,
     CinderViews, DEFAULT_EDGE_OFFSET_PIXELS, InterferencePoint, ViewAxis,
+};
+pub use contact_stage::{
+    FinishWork, GpuAnswer, GpuAsyncContacts, GpuBlockingContacts, GpuStageOptions, JobReply,
+    JobRequest, JobServer,
 };
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;

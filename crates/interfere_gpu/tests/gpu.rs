@@ -9,6 +9,8 @@ use wgpu::util::DeviceExt;
 
 #[path = "gpu/cinder_scene.rs"]
 mod cinder_scene;
+#[path = "gpu/contact_stage.rs"]
+mod contact_stage;
 
 #[test]
 fn prefix_sum_matches_cpu_twin() {

@@ -160,12 +160,8 @@ fn uniform_results_unchanged() {
         assert!((sum - g).length() <= 1e-12 * g.length());
     }
 
-    assert_eq!(
-        ContactSettings::default().volume,
-        VolumeMethod::Uniform {
-            spacing: MeshSpacing::default()
-        }
-    );
+    // The exact volume is the default; the uniform method is selected explicitly.
+    assert_eq!(ContactSettings::default().volume, VolumeMethod::Exact);
     let mut sim = pair_simulation(VolumeMethod::Uniform {
         spacing: MeshSpacing::Absolute(0.02),
     });

@@ -1,0 +1,174 @@
+//! The GPU contact stages (`interfere_gpu::contact_stage`) against their CPU twin: the CPU stage
+//! with the uniform volume method at the same spacing, on random overlapping scenes with a ground
+//! half-space (touching, nested and separate pairs).
+
+use interfere_dynamics::{
+    BodyId, Collider, ContactStage, CpuContacts, HalfSpace, MeshShape, MeshSpacing, PairContact,
+    RigidBody, Simulation, SimulationSettings, StageOutput, VolumeMethod,
+};
+use interfere_geometry::glam::{DQuat, DVec3, Vec3};
+use interfere_geometry::shapes;
+use interfere_gpu::testing::gpu_or_skip;
+use interfere_gpu::{GpuAsyncContacts, GpuBlockingContacts, GpuStageOptions};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+
+const SPACING: MeshSpacing = MeshSpacing::Relative(0.1);
+
+fn scene(seed: u64) -> Simulation {
+    let mut settings = SimulationSettings::default();
+    settings.contact.volume = VolumeMethod::Uniform { spacing: SPACING };
+    settings.world.gravity = DVec3::ZERO;
+    let mut sim = Simulation::new(settings).unwrap();
+    let shapes = [
+        Arc::new(MeshShape::new(shapes::icosphere(0.35, 2).unwrap()).unwrap()),
+        Arc::new(MeshShape::new(shapes::cuboid(Vec3::new(0.3, 0.2, 0.25)).unwrap()).unwrap()),
+        Arc::new(MeshShape::new(shapes::torus(0.3, 0.1, 16, 8).unwrap()).unwrap()),
+    ];
+    let ground = HalfSpace::new(DVec3::Z, DVec3::new(0.0, 0.0, -0.7)).unwrap();
+    sim.insert(
+        RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap(),
+        Some(Collider::half_space(ground)),
+    )
+    .unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for k in 0..10 {
+        let shape = &shapes[k % 3];
+        let at = DVec3::new(
+            rng.random_range(-0.6..0.6),
+            rng.random_range(-0.6..0.6),
+            rng.random_range(-0.6..0.6),
+        );
+        let axis = DVec3::new(rng.random(), rng.random(), rng.random()).normalize_or(DVec3::X);
+        let q = DQuat::from_axis_angle(axis, rng.random_range(-3.0..3.0));
+        let body = RigidBody::dynamic(&shape.mass_at(500.0), at, q).unwrap();
+        sim.insert(body, Some(Collider::mesh(shape.clone())))
+            .unwrap();
+    }
+    sim
+}
+
+fn all_pairs(sim: &Simulation) -> Vec<(BodyId, BodyId)> {
+    let n = sim.bodies().len();
+    (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .collect()
+}
+
+fn pair_set(out: &[PairContact]) -> Vec<(BodyId, BodyId)> {
+    out.iter().map(|p| (p.a, p.b)).collect()
+}
+
+/// Same pairs, volumes and gradients within the GPU's single-precision line ends.
+fn assert_twins(cpu: &[PairContact], gpu: &[PairContact], what: &str) {
+    assert_eq!(pair_set(cpu), pair_set(gpu), "{what}: pair sets");
+    for (c, g) in cpu.iter().zip(gpu) {
+        let tol = 1e-4 * c.volume.abs() + 1e-9;
+        assert!(
+            (c.volume - g.volume).abs() <= tol,
+            "{what}: pair ({}, {}) volume cpu {} gpu {}",
+            c.a,
+            c.b,
+            c.volume,
+            g.volume
+        );
+        let scale = c.linear.length().max(1e-6);
+        assert!(
+            (c.linear - g.linear).length() <= 1e-3 * scale,
+            "{what}: pair ({}, {}) gradient cpu {} gpu {}",
+            c.a,
+            c.b,
+            c.linear,
+            g.linear
+        );
+        assert_eq!(
+            c.parts.len(),
+            g.parts.len(),
+            "{what}: parts of ({}, {})",
+            c.a,
+            c.b
+        );
+    }
+}
+
+#[test]
+fn blocking_stage_matches_cpu_uniform_twin() {
+    let Some(ctx) = gpu_or_skip("blocking_stage_matches_cpu_uniform_twin") else {
+        return;
+    };
+    let mut interfering = 0;
+    for seed in 0..4 {
+        let sim = scene(seed);
+        let pairs = all_pairs(&sim);
+        let input = sim.stage_input(&pairs);
+        let mut cpu = StageOutput::default();
+        CpuContacts::default().run(&input, &mut cpu).unwrap();
+        interfering += cpu.pairs.len();
+        for cinder in [false, true] {
+            let options = GpuStageOptions {
+                cinder: cinder.then(|| GpuStageOptions::default().cinder.unwrap()),
+                spacing: SPACING,
+                ..GpuStageOptions::default()
+            };
+            let mut stage = GpuBlockingContacts::new(ctx.clone(), options).unwrap();
+            let mut gpu = StageOutput::default();
+            stage.run(&input, &mut gpu).unwrap();
+            assert_eq!(gpu.report.volume, "gpu-uniform");
+            assert!(gpu.report.gpu_ms.is_some());
+            assert_twins(
+                &cpu.pairs,
+                &gpu.pairs,
+                &format!("seed {seed}, cinder {cinder}"),
+            );
+        }
+    }
+    assert!(
+        interfering > 10,
+        "the scenes interfere ({interfering} pairs)"
+    );
+}
+
+#[test]
+fn async_stage_answers_later_with_the_same_contacts() {
+    let Some(ctx) = gpu_or_skip("async_stage_answers_later_with_the_same_contacts") else {
+        return;
+    };
+    let sim = scene(11);
+    let pairs = all_pairs(&sim);
+    let input = sim.stage_input(&pairs);
+    let mut cpu = StageOutput::default();
+    CpuContacts::default().run(&input, &mut cpu).unwrap();
+    let mut stage = GpuAsyncContacts::with_worker(ctx, GpuStageOptions::default()).unwrap();
+    // The first step has no answer yet: every mesh pair is decided on the CPU, nothing waits.
+    let mut first = StageOutput::default();
+    stage.run(&input, &mut first).unwrap();
+    let mesh_pairs = pairs.iter().filter(|&&(a, _)| a != 0).count();
+    assert_eq!(first.report.latency_pairs, mesh_pairs);
+    assert_eq!(first.report.latency_steps, None);
+    assert_twins(&cpu.pairs, &first.pairs, "first step (CPU)");
+    // Later steps over the same state use the answer when it arrives.
+    let mut later = StageOutput::default();
+    for k in 1..=2000u64 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        later.clear();
+        let input = interfere_dynamics::StageInput {
+            step: input.step + k.min(5),
+            ..input
+        };
+        stage.run(&input, &mut later).unwrap();
+        if later.report.latency_steps.is_some() {
+            break;
+        }
+    }
+    let age = later.report.latency_steps.expect("an answer within 10 s");
+    assert!(age >= 1, "answered for an earlier step: {age}");
+    assert_eq!(later.report.latency_pairs, 0);
+    assert_twins(&cpu.pairs, &later.pairs, "answer of an earlier step");
+    assert!(
+        later
+            .pairs
+            .iter()
+            .all(|p| p.a == 0 || p.at_step < input.step + age + 1)
+    );
+}
