@@ -37,6 +37,7 @@ pub mod components;
 pub mod debug_gizmos;
 mod forces;
 pub mod gpu_backend;
+pub mod interpolation;
 pub mod layers;
 pub mod mesh_convert;
 pub mod messages;
@@ -67,6 +68,7 @@ pub use interfere_dynamics::SolverSettings;
 pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
 /// A volume error tolerance, absolute or relative ([`AdaptiveSampling::tolerance`]).
 pub use interfere_geometry::Tolerance;
+pub use interpolation::{InterpolationPlugin, InterpolationState, TransformInterpolation};
 pub use layers::{CollisionLayers, LayerMask, Sensor};
 pub use messages::{
     CollisionEnded, CollisionStarted, ContactMessage, ContactPoint, IntersectionVolumeMessage,
@@ -98,6 +100,7 @@ pub mod prelude {
     pub use crate::{
         CollisionLayers, LayerMask, RayHitData, Sensor, SpatialQuery, SpatialQueryFilter,
     };
+    pub use crate::{InterpolationPlugin, TransformInterpolation};
     pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, SleepSettings, VolumeMethod};
 }
 
@@ -215,6 +218,7 @@ impl PluginGroup for InterferePlugins {
     fn build(self) -> PluginGroupBuilder {
         PluginGroupBuilder::start::<Self>()
             .add(PhysicsPlugin::default())
+            .add(InterpolationPlugin)
             .add(GpuBackendPlugin)
             .add(InterfereDebugPlugin)
     }

@@ -53,6 +53,7 @@ pub(crate) fn step(
     backends: Res<ContactBackends>,
     mut stats: ResMut<PhysicsStats>,
     mut warned: Local<Option<Backend>>,
+    mut falling_back: Local<bool>,
 ) {
     let start = Instant::now();
     let pw = &mut *pw;
@@ -77,5 +78,19 @@ pub(crate) fn step(
     }
     stats.backend = chosen;
     stats.step = pw.sim.stats().clone();
+    // A failed GPU job: this step ran on the CPU. Warn when it starts failing, not every step.
+    match &stats.step.fallback {
+        Some(why) if !*falling_back => {
+            warn!(
+                "interfere: {why}; this step ran on the CPU (and so will the next until it recovers)"
+            );
+            *falling_back = true;
+        }
+        None if *falling_back && ran => {
+            info!("interfere: the {} backend answers again", chosen.name());
+            *falling_back = false;
+        }
+        _ => {}
+    }
     stats.step_ms = start.elapsed().as_secs_f64() * 1e3;
 }

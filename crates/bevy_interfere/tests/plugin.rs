@@ -1145,3 +1145,66 @@ fn locked_axes_gravity_scale_and_local_force() {
     assert!(y_of(&app, locked) < y0);
     assert!(y_of(&app, floating) < f0);
 }
+
+/// Oracle for `TransformInterpolation`: with three frames per fixed step, the shown `Transform`
+/// of an interpolated falling box lies (per axis) between its last two step poses at every frame,
+/// strictly between them on frames inside a step, and the simulation is unaffected: its
+/// trajectory is bit for bit the one of the same box without interpolation.
+#[test]
+fn interpolation_lies_between_the_two_step_poses() {
+    let run = |interpolate: bool| {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, AssetPlugin::default()))
+            .init_asset::<Mesh>()
+            .insert_resource(Time::<Fixed>::from_hz(HZ))
+            .insert_resource(TimeUpdateStrategy::ManualDuration(
+                std::time::Duration::from_secs_f64(1.0 / (3.0 * HZ)),
+            ))
+            .add_plugins(InterferePlugins);
+        app.finish();
+        app.cleanup();
+        ground(&mut app);
+        let b = falling_box(&mut app, 1.0);
+        if interpolate {
+            app.world_mut().entity_mut(b).insert(TransformInterpolation);
+        }
+        let (mut inside, mut simulated) = (0, Vec::new());
+        for _ in 0..360 {
+            app.update();
+            let pw = app.world().resource::<PhysicsWorld>();
+            let Some(body) = pw.body(b) else { continue };
+            simulated.push(body.position.to_array().map(f64::to_bits));
+            if !interpolate {
+                continue;
+            }
+            let shown = *app.world().get::<Transform>(b).unwrap();
+            let state = *app
+                .world()
+                .get::<bevy_interfere::InterpolationState>(b)
+                .unwrap();
+            let (Some(p), Some(c)) = (state.previous, state.current) else {
+                continue;
+            };
+            for k in 0..3 {
+                let (lo, hi) = (p.0[k].min(c.0[k]), p.0[k].max(c.0[k]));
+                let x = shown.translation[k];
+                assert!(
+                    x >= lo - 1e-6 && x <= hi + 1e-6,
+                    "axis {k}: shown {x} outside [{lo}, {hi}]"
+                );
+                if k == 1 && x > lo + 1e-6 && x < hi - 1e-6 {
+                    inside += 1;
+                }
+            }
+            assert!(shown.rotation.is_normalized());
+        }
+        (inside, simulated)
+    };
+    let (inside, with) = run(true);
+    let (_, without) = run(false);
+    assert!(
+        inside > 20,
+        "{inside} frames strictly between two step poses"
+    );
+    assert_eq!(with, without, "the interpolation changed the simulation");
+}

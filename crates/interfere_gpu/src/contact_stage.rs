@@ -492,7 +492,15 @@ impl JobServer {
                 return;
             }
             if self.busy() {
-                let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+                // Bounded, so a device that stops answering is noticed by the next pump (its
+                // jobs end with an error) instead of hanging the worker.
+                let wait = wgpu::PollType::Wait {
+                    submission_index: None,
+                    timeout: Some(std::time::Duration::from_millis(100)),
+                };
+                if self.ctx.device.poll(wait).is_err() {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
             }
         }
     }

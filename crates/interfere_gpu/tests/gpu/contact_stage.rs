@@ -172,3 +172,71 @@ fn async_stage_answers_later_with_the_same_contacts() {
             .all(|p| p.a == 0 || p.at_step < input.step + age + 1)
     );
 }
+
+/// A box resting on a static box, stepped by `stage`; returns the simulation after `steps`.
+fn resting_pair() -> Simulation {
+    let mut sim = Simulation::new(SimulationSettings::default()).unwrap();
+    let slab = Arc::new(MeshShape::new(shapes::cuboid(Vec3::new(2.0, 2.0, 0.5)).unwrap()).unwrap());
+    let cube = Arc::new(MeshShape::new(shapes::cuboid(Vec3::splat(0.25)).unwrap()).unwrap());
+    sim.insert(
+        RigidBody::fixed(DVec3::new(0.0, 0.0, -0.5), DQuat::IDENTITY).unwrap(),
+        Some(Collider::mesh(slab)),
+    )
+    .unwrap();
+    let body = RigidBody::dynamic(
+        &cube.mass_at(500.0),
+        DVec3::new(0.0, 0.0, 0.26),
+        DQuat::IDENTITY,
+    )
+    .unwrap();
+    sim.insert(body, Some(Collider::mesh(cube))).unwrap();
+    sim
+}
+
+/// GPU faults: the device is destroyed under a running simulation. The step in which each stage
+/// notices completes on the CPU with the reason reported, and the following steps go on (on the
+/// CPU) with the box still resting on the slab.
+#[test]
+fn device_loss_falls_back_to_the_cpu_without_losing_steps() {
+    if gpu_or_skip("device_loss_falls_back_to_the_cpu_without_losing_steps").is_none() {
+        return;
+    }
+    for asynchronous in [false, true] {
+        // A device of its own: destroying it must not disturb the other tests.
+        let ctx = interfere_gpu::GpuContext::headless().unwrap();
+        let mut stage: Box<dyn ContactStage> = if asynchronous {
+            Box::new(
+                GpuAsyncContacts::with_worker(ctx.clone(), GpuStageOptions::default()).unwrap(),
+            )
+        } else {
+            Box::new(GpuBlockingContacts::new(ctx.clone(), GpuStageOptions::default()).unwrap())
+        };
+        let mut sim = resting_pair();
+        for _ in 0..5 {
+            sim.step_with(stage.as_mut());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert_eq!(sim.stats().fallback, None, "before the loss");
+        }
+        ctx.device.destroy();
+        let mut fallbacks = 0;
+        for _ in 0..60 {
+            let steps = sim.stats().steps;
+            sim.step_with(stage.as_mut());
+            assert_eq!(sim.stats().steps, steps + 1, "a step was lost");
+            if let Some(why) = &sim.stats().fallback {
+                assert!(why.starts_with(stage.name()), "{why}");
+                fallbacks += 1;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(
+            fallbacks > 0,
+            "async {asynchronous}: the loss was never reported"
+        );
+        let z = sim.bodies()[1].position.z;
+        assert!(
+            (z - 0.25).abs() < 0.01,
+            "async {asynchronous}: the box is at z = {z}"
+        );
+    }
+}
