@@ -193,7 +193,19 @@ fn main() {
         }
         let lowest = support::lowest_vertex::<Dropped>(world);
         let log = world.resource::<support::StageLog>();
+        let below = SLAB_TOP - lowest;
+        // Criteria: every body still there and finite, none through the slab (its lowest vertex
+        // at most 1 cm below the top; 1 mm is the target of docs/benchmarks.md, reported beside).
+        let no_tunnelling = below.is_finite() && below <= 0.01;
+        let finite = fastest.is_finite();
+        let all_met = no_tunnelling && finite;
         serde_json::json!({
+            "criteria": {
+                "no_tunnelling_lowest_within_1cm": no_tunnelling,
+                "finite_state": finite,
+            },
+            "all_criteria_met": all_met,
+            "lowest_within_1mm_target": below <= 0.001,
             "scene": "falling_meshes",
             "bodies": dropped,
             "backend": log.backend_report(),
@@ -206,7 +218,7 @@ fn main() {
             "max_interfering_pairs": log.max_interfering,
             "collisions_started": log.started,
             "collisions_ended": log.ended,
-            "lowest_point_below_slab_top": SLAB_TOP - lowest,
+            "lowest_point_below_slab_top": below,
             "sleeping": asleep,
             "fastest_speed": fastest,
         })

@@ -19,6 +19,7 @@ pub mod body;
 pub mod broad_phase;
 pub mod collider;
 pub mod contact;
+pub mod cpu_stage;
 pub mod forces;
 #[cfg(test)]
 mod forces_tests;
@@ -49,6 +50,7 @@ pub use contact::{
     BodyId, ContactSource, Contacts, HalfSpaceSource, HalfSpaceVolumeSource, Plane, PointContact,
     SphereSource, VolumeContact, VolumePart, volume_below_plane, volume_below_plane_split,
 };
+pub use cpu_stage::CpuContacts;
 pub use mass::{MassError, MassProperties, mass_properties, mass_properties_of_surface};
 pub use mesh_volume::{
     AdaptiveSample, AdaptiveSampling, MeshSpacing, MeshVolumePart, overlap_box_volume,
@@ -61,8 +63,8 @@ pub use simulation::{BodyHandle, CollisionEvent, Simulation, SimulationError, Si
 pub use sleeping::SleepSettings;
 pub use solver::{Solver, SolverSettings};
 pub use stage::{
-    ContactSettings, ContactStage, CpuContacts, InterferingPair, NarrowPhase, PairContact,
-    StageError, StageInput, StageOutput, StageReport, VolumeMethod, VolumeStage,
+    ContactSettings, ContactStage, InterferingPair, NarrowPhase, PairContact, StageError,
+    StageInput, StageOutput, StageReport, VolumeMethod, VolumeStage,
 };
 pub use stats::StepStats;
 pub use volume_stage::CpuVolumeStage;

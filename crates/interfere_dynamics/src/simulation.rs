@@ -28,11 +28,10 @@ use crate::body::{BodyKind, RigidBody};
 use crate::broad_phase::{BroadPhase, is_moving};
 use crate::collider::Collider;
 use crate::contact::BodyId;
+use crate::cpu_stage::CpuContacts;
 use crate::latent::LatentSource;
 use crate::sleeping::SleepSettings;
-use crate::stage::{
-    ContactSettings, ContactStage, CpuContacts, PairContact, StageInput, StageOutput,
-};
+use crate::stage::{ContactSettings, ContactStage, PairContact, StageInput, StageOutput};
 use crate::stats::StepStats;
 use crate::world::{World, WorldError, WorldSettings};
 use interfere_geometry::glam::{DQuat, DVec3};

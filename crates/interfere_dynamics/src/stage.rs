@@ -6,7 +6,8 @@
 //! surface through the other or one solid inside the other) and their intersection volume with
 //! its gradient (Wang–Faure–Pai 2012 §2.2), split into the volume contacts the solver takes.
 //!
-//! - [`ContactStage`] is the unit a backend replaces. The CPU one, [`CpuContacts`], is a
+//! - [`ContactStage`] is the unit a backend replaces. The CPU one, [`crate::CpuContacts`]
+//!   (in [`crate::cpu_stage`]), is a
 //!   [`NarrowPhase`] followed by a [`VolumeStage`] (both small traits, with CPU implementations
 //!   in [`crate::narrow_phase`] and [`crate::volume_stage`]). The GPU stages (in `interfere_gpu`)
 //!   implement [`ContactStage`] directly: one GPU job per step does both.
@@ -307,48 +308,4 @@ pub trait ContactStage: Send {
     fn name(&self) -> &'static str;
     /// Fills `out` (cleared by the caller) for `input`.
     fn run(&mut self, input: &StageInput<'_>, out: &mut StageOutput) -> Result<(), StageError>;
-}
-
-/// The CPU contact stage: a narrow phase, then volumes.
-pub struct CpuContacts {
-    /// The narrow phase.
-    pub narrow: Box<dyn NarrowPhase>,
-    /// The volume stage.
-    pub volume: Box<dyn VolumeStage>,
-}
-
-impl Default for CpuContacts {
-    fn default() -> Self {
-        Self {
-            narrow: Box::new(crate::narrow_phase::CpuNarrowPhase),
-            volume: Box::new(crate::volume_stage::CpuVolumeStage),
-        }
-    }
-}
-
-impl ContactStage for CpuContacts {
-    fn name(&self) -> &'static str {
-        "cpu"
-    }
-
-    fn run(&mut self, input: &StageInput<'_>, out: &mut StageOutput) -> Result<(), StageError> {
-        let start = std::time::Instant::now();
-        let mut pairs = Vec::new();
-        self.narrow.interfering(input, &mut pairs);
-        let narrow_ms = start.elapsed().as_secs_f64() * 1e3;
-        let start = std::time::Instant::now();
-        let first = out.pairs.len();
-        let rays = self.volume.contacts(input, pairs, &mut out.pairs);
-        let r = &mut out.report;
-        r.narrow = self.narrow.name();
-        r.volume = self.volume.name();
-        r.narrow_ms += narrow_ms;
-        r.volume_ms += start.elapsed().as_secs_f64() * 1e3;
-        r.rays += rays;
-        r.pairs_refused += out.pairs[first..]
-            .iter()
-            .filter(|p| p.refused.is_some())
-            .count();
-        Ok(())
-    }
 }

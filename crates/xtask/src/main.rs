@@ -253,3 +253,90 @@ fn ensure_vulkan() -> Result {
         APT_PACKAGES.join(" ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    //! Architecture guard: within each crate, no top-level module uses a module that uses it
+    //! back (`crate::x` paths in code, comments and test modules aside).
+
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The `crate::name` paths used in `text`'s code (not in comments, not after a test module).
+    fn uses(text: &str) -> BTreeSet<String> {
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+        let mut found = BTreeSet::new();
+        for line in code.lines() {
+            let line = line.trim_start();
+            if line.starts_with("//") {
+                continue;
+            }
+            for (i, _) in line.match_indices("crate::") {
+                let name: String = line[i + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    found.insert(name);
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn no_module_imports_a_module_that_imports_it_back() {
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut checked = 0;
+        for krate in std::fs::read_dir(&crates).unwrap().flatten() {
+            let src = krate.path().join("src");
+            if !src.is_dir() {
+                continue;
+            }
+            let mut files = Vec::new();
+            rust_files(&src, &mut files);
+            let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for file in files {
+                let rel = file.strip_prefix(&src).unwrap();
+                let module = rel
+                    .components()
+                    .next()
+                    .unwrap()
+                    .as_os_str()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_string();
+                if module == "lib" || module == "main" {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&file).unwrap();
+                let mut deps = uses(&text);
+                deps.remove(&module);
+                graph.entry(module).or_default().extend(deps);
+            }
+            for (a, deps) in &graph {
+                for b in deps {
+                    let back = graph.get(b).is_some_and(|d| d.contains(a));
+                    assert!(
+                        !back,
+                        "{}: modules `{a}` and `{b}` use each other",
+                        krate.path().display()
+                    );
+                }
+            }
+            checked += graph.len();
+        }
+        assert!(checked > 50, "only {checked} modules found");
+    }
+}
