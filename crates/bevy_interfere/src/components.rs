@@ -92,6 +92,15 @@ pub struct Restitution(pub f32);
 #[reflect(Component, Debug, Default, PartialEq)]
 pub struct Sleeping;
 
+/// A body that left the world bound ([`crate::PhysicsSettings::world_bound`]) or whose state
+/// stopped being finite: it is out of the simulation until this component is removed.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Component, Debug, PartialEq)]
+pub struct Parked {
+    /// Where its centre was when it was parked (may be non-finite).
+    pub position: Vec3,
+}
+
 /// Opt a body out of sleeping.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component, Debug, Default, PartialEq)]

@@ -54,7 +54,7 @@ pub use collider::{Collider, ColliderError, ColliderShape, ColliderSource};
 pub use components::{
     AngularDamping, AngularVelocity, Density, ExternalAngularImpulse, ExternalForce,
     ExternalImpulse, ExternalTorque, Friction, GravityScale, LinearDamping, LinearVelocity,
-    LockedAxes, Mass, MaxAngularSpeed, MaxLinearSpeed, NeverSleep, Restitution, RigidBody,
+    LockedAxes, Mass, MaxAngularSpeed, MaxLinearSpeed, NeverSleep, Parked, Restitution, RigidBody,
     Sleeping,
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
@@ -93,7 +93,7 @@ pub mod prelude {
     pub use crate::{
         AngularVelocity, Backend, Collider, CollisionEnded, CollisionStarted, ContactMessage,
         Density, Friction, InterfereDebugPlugin, InterfereGizmos, InterferePlugins,
-        InterfereSystems, IntersectionVolumeMessage, LinearVelocity, Mass, NeverSleep,
+        InterfereSystems, IntersectionVolumeMessage, LinearVelocity, Mass, NeverSleep, Parked,
         PhysicsPlugin, PhysicsSettings, PhysicsStats, Restitution, RigidBody, Sleeping,
         SolverSettings,
     };
@@ -160,6 +160,7 @@ impl Plugin for PhysicsPlugin {
             .register_type::<Friction>()
             .register_type::<Restitution>()
             .register_type::<Sleeping>()
+            .register_type::<Parked>()
             .register_type::<CollisionLayers>()
             .register_type::<Sensor>()
             .register_type::<ExternalForce>()

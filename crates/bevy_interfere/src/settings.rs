@@ -61,6 +61,11 @@ pub struct PhysicsSettings {
     pub paused: bool,
     /// Steps to take while paused (decremented by each step; the overlay's "step" button).
     pub single_steps: u32,
+    /// Bodies whose centre leaves the cube `|x|, |y|, |z| ≤ world_bound` (metres), or whose
+    /// state stops being finite, are reported with a warning and parked: they get [`crate::Parked`]
+    /// and leave the simulation (the rest keeps stepping); removing `Parked` lets them rejoin
+    /// at their `Transform`.
+    pub world_bound: f32,
 }
 
 impl Default for PhysicsSettings {
@@ -76,6 +81,7 @@ impl Default for PhysicsSettings {
             sleep: SleepSettings::default(),
             paused: false,
             single_steps: 0,
+            world_bound: 1.0e4,
         }
     }
 }

@@ -69,7 +69,8 @@ type BodyQueryData = (
 );
 
 /// Everything the mirror reads.
-pub(crate) type BodyQuery<'w, 's> = Query<'w, 's, BodyQueryData>;
+/// Parked bodies are not mirrored: one that gets [`Parked`] leaves the simulation.
+pub(crate) type BodyQuery<'w, 's> = Query<'w, 's, BodyQueryData, Without<Parked>>;
 
 /// Builds the simulated body of an entity.
 fn make_body(

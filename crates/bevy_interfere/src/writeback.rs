@@ -33,6 +33,24 @@ pub(crate) fn writeback(
         let Ok((mut transform, mut lin, mut ang, has_sleeping)) = query.get_mut(*entity) else {
             continue;
         };
+        let p = body.position;
+        let bound = f64::from(settings.world_bound);
+        let finite =
+            p.is_finite() && body.linear_velocity.is_finite() && body.angular_velocity.is_finite();
+        if !finite || p.abs().max_element() > bound {
+            warn!(
+                "interfere: body {entity} parked: its centre is at {p} (world bound {bound} m){}",
+                if finite {
+                    ""
+                } else {
+                    ", its state is not finite"
+                }
+            );
+            commands.entity(*entity).insert(Parked {
+                position: p.as_vec3(),
+            });
+            continue;
+        }
         if entry.kind != RigidBody::Static || !transform.translation.is_finite() {
             let pose = body.mesh_pose();
             let t = pose.translation.as_vec3();

@@ -1208,3 +1208,61 @@ fn interpolation_lies_between_the_two_step_poses() {
     );
     assert_eq!(with, without, "the interpolation changed the simulation");
 }
+
+/// A body thrown out of the world bound is reported and parked (out of the simulation, with
+/// `Parked`), while the rest keeps stepping; removing `Parked` brings it back where it is.
+#[test]
+fn bodies_leaving_the_world_bound_are_parked() {
+    let mut app = app(Backend::Cpu, None);
+    app.world_mut()
+        .resource_mut::<PhysicsSettings>()
+        .world_bound = 50.0;
+    ground(&mut app);
+    let stay = falling_box(&mut app, 1.0);
+    let thrown = falling_box(&mut app, 3.0);
+    app.world_mut()
+        .entity_mut(thrown)
+        .insert(LinearVelocity(Vec3::new(2000.0, 0.0, 0.0)));
+    for _ in 0..20 {
+        app.update();
+    }
+    let parked = *app
+        .world()
+        .get::<Parked>(thrown)
+        .expect("the thrown box is parked");
+    assert!(parked.position.x > 50.0, "{parked:?}");
+    let pw = app.world().resource::<PhysicsWorld>();
+    assert!(
+        pw.body(thrown).is_none(),
+        "the parked box left the simulation"
+    );
+    let y0 = pw.body(stay).unwrap().position.y;
+    for _ in 0..20 {
+        app.update();
+    }
+    let y1 = app
+        .world()
+        .resource::<PhysicsWorld>()
+        .body(stay)
+        .unwrap()
+        .position
+        .y;
+    assert!(y1 < y0, "the other box keeps falling: {y0} → {y1}");
+    // Back in at its Transform once un-parked (moved inside the bound by the game).
+    app.world_mut()
+        .entity_mut(thrown)
+        .remove::<Parked>()
+        .insert((
+            Transform::from_xyz(0.0, 5.0, 0.0),
+            LinearVelocity(Vec3::ZERO),
+        ));
+    for _ in 0..3 {
+        app.update();
+    }
+    assert!(
+        app.world()
+            .resource::<PhysicsWorld>()
+            .body(thrown)
+            .is_some()
+    );
+}
