@@ -1266,3 +1266,37 @@ fn bodies_leaving_the_world_bound_are_parked() {
             .is_some()
     );
 }
+
+/// A game system writing NaN or infinity into a body's `Transform` or velocity: refused for that
+/// body (the simulation keeps its state and writes it back over the bad value), the others keep
+/// stepping, nothing is poisoned.
+#[test]
+fn non_finite_writes_are_refused_per_body() {
+    let mut app = app(Backend::Cpu, None);
+    ground(&mut app);
+    let a = falling_box(&mut app, 1.0);
+    let b = falling_box(&mut app, 3.0);
+    for _ in 0..5 {
+        app.update();
+    }
+    app.world_mut()
+        .get_mut::<Transform>(a)
+        .unwrap()
+        .translation
+        .x = f32::NAN;
+    app.world_mut().get_mut::<LinearVelocity>(b).unwrap().0 = Vec3::splat(f32::INFINITY);
+    for _ in 0..10 {
+        app.update();
+    }
+    let pw = app.world().resource::<PhysicsWorld>();
+    for e in [a, b] {
+        let body = pw.body(e).expect("still simulated");
+        assert!(body.position.is_finite() && body.linear_velocity.is_finite());
+        let t = app.world().get::<Transform>(e).unwrap().translation;
+        assert!(t.is_finite(), "{t}");
+        assert_eq!(t, body.mesh_pose().translation.as_vec3());
+        let v = app.world().get::<LinearVelocity>(e).unwrap().0;
+        assert!(v.is_finite(), "{v}");
+    }
+    assert!(pw.body(b).unwrap().position.y < 3.0, "b keeps falling");
+}
