@@ -320,8 +320,16 @@ fn open_mesh_collider_is_refused_with_a_reason() {
         .world_mut()
         .spawn((RigidBody::Dynamic, Collider::from_mesh3d()))
         .id();
-    for _ in 0..3 {
+    // Colliders are prepared on the task pool: wait until every one has an outcome.
+    for _ in 0..200 {
         app.update();
+        let w = app.world();
+        if w.get::<ColliderError>(bad).is_some()
+            && w.get::<ColliderError>(no_mesh).is_some()
+            && w.get::<ColliderShape>(good).is_some()
+        {
+            break;
+        }
     }
     let err = app
         .world()
@@ -432,6 +440,13 @@ fn pause_and_single_step() {
     let b = falling_box(&mut app, 5.0);
     app.world_mut().resource_mut::<PhysicsSettings>().paused = true;
     for _ in 0..5 {
+        app.update();
+    }
+    // Its collider is prepared on the task pool (also while paused): wait until it has joined.
+    for _ in 0..200 {
+        if app.world().resource::<PhysicsWorld>().body(b).is_some() {
+            break;
+        }
         app.update();
     }
     assert_eq!(app.world().get::<Transform>(b).unwrap().translation.y, 5.0);
@@ -1200,8 +1215,17 @@ fn interpolation_lies_between_the_two_step_poses() {
         }
         (inside, simulated)
     };
+    // The box joins when its collider is ready (task pool): compare the step states, not frames.
+    let states = |mut v: Vec<[u64; 3]>| {
+        v.dedup();
+        v
+    };
     let (inside, with) = run(true);
     let (_, without) = run(false);
+    let (with, without) = (states(with), states(without));
+    let n = with.len().min(without.len());
+    assert!(n > 60, "{n} step states");
+    let (with, without) = (&with[..n], &without[..n]);
     assert!(
         inside > 20,
         "{inside} frames strictly between two step poses"

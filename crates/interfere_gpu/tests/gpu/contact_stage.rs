@@ -149,11 +149,12 @@ fn async_stage_answers_later_with_the_same_contacts() {
     assert_twins(&cpu.pairs, &first.pairs, "first step (CPU)");
     // Later steps over the same state use the answer when it arrives.
     let mut later = StageOutput::default();
-    for k in 1..=2000u64 {
-        std::thread::sleep(std::time::Duration::from_millis(5));
+    // One step per 50 ms: the previous step's job has had time to answer.
+    for k in 1..=200u64 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
         later.clear();
         let input = interfere_dynamics::StageInput {
-            step: input.step + k.min(5),
+            step: input.step + k,
             ..input
         };
         stage.run(&input, &mut later).unwrap();
@@ -162,15 +163,16 @@ fn async_stage_answers_later_with_the_same_contacts() {
         }
     }
     let age = later.report.latency_steps.expect("an answer within 10 s");
-    assert!(age >= 1, "answered for an earlier step: {age}");
-    assert_eq!(later.report.latency_pairs, 0);
-    assert_twins(&cpu.pairs, &later.pairs, "answer of an earlier step");
     assert!(
-        later
-            .pairs
-            .iter()
-            .all(|p| p.a == 0 || p.at_step < input.step + age + 1)
+        (1..=2).contains(&age),
+        "answered for an earlier step: {age}"
     );
+    if age == 1 {
+        // The previous step's answer covers every pair; an older one leaves the pairs it found
+        // apart to the CPU (they may have closed in since).
+        assert_eq!(later.report.latency_pairs, 0);
+    }
+    assert_twins(&cpu.pairs, &later.pairs, "answer of an earlier step");
 }
 
 /// A box resting on a static box, stepped by `stage`; returns the simulation after `steps`.
