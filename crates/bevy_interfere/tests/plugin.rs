@@ -504,15 +504,22 @@ fn gpu_triangle_pairs_equal_cpu_pairs() {
     let gpu = run(Backend::GpuBlocking, Some(ctx));
     let total: usize = cpu.iter().map(Vec::len).sum();
     assert!(total > 50, "too few triangle pairs to compare: {total}");
-    // CInDeR at its pixel size may see a touch-down one step after the exact test (a
-    // penetration below a pixel, no sampled volume yet); from then on the pairs are equal.
+    // The sphere joins when its collider is ready (task pool), so the runs are aligned at their
+    // first contact. CInDeR at its pixel size may see a touch-down one step after the exact test
+    // (a penetration below a pixel, no sampled volume yet); from then on the pairs are equal.
     let first = |v: &[Vec<(u32, u32)>]| v.iter().position(|p| !p.is_empty());
     let (c0, g0) = (first(&cpu).unwrap(), first(&gpu).unwrap());
+    let same = |d: usize| {
+        let (c, g) = (&cpu[c0 + d..], &gpu[g0..]);
+        let n = c.len().min(g.len());
+        n > 20 && c[..n] == g[..n]
+    };
     assert!(
-        g0 == c0 || g0 == c0 + 1,
-        "first contact: cpu {c0}, gpu {g0}"
+        same(0) || same(1),
+        "per-step triangle pairs differ:\ncpu {:?}\ngpu {:?}",
+        &cpu[c0..],
+        &gpu[g0..]
     );
-    assert_eq!(cpu[g0..], gpu[g0..], "per-step triangle pairs differ");
 }
 
 /// The raw image-space answer (no exact confirmation): CInDeR's conservative pairs alone still
@@ -989,7 +996,7 @@ fn weightless_app() -> App {
 
 /// Updates until every entity in `bodies` has joined the simulation.
 fn until_joined(app: &mut App, bodies: &[Entity]) {
-    for _ in 0..20 {
+    for _ in 0..200 {
         app.update();
         let pw = app.world().resource::<PhysicsWorld>();
         if bodies.iter().all(|e| pw.body(*e).is_some()) {
@@ -1300,9 +1307,7 @@ fn non_finite_writes_are_refused_per_body() {
     ground(&mut app);
     let a = falling_box(&mut app, 1.0);
     let b = falling_box(&mut app, 3.0);
-    for _ in 0..5 {
-        app.update();
-    }
+    until_joined(&mut app, &[a, b]);
     app.world_mut()
         .get_mut::<Transform>(a)
         .unwrap()
