@@ -267,17 +267,9 @@ fn contacts(snapshot: Snapshot, answer: StepJobAnswer) -> GpuAnswer {
     for (k, (&(a, b), volume)) in snapshot.pairs.iter().zip(volumes).enumerate() {
         let sampled = volume.as_ref().is_ok_and(|r| r.volume > 0.0);
         let flag = flagged.as_ref().is_none_or(|f| f[k]);
-        let pair = if sampled {
-            Some(InterferingPair {
-                a,
-                b,
-                triangle_pairs: std::mem::take(&mut triangles[k]),
-                contained: false,
-                speculative: false,
-            })
-        } else if flag && snapshot.options.exact_confirm {
+        let pair = if !sampled && flag && snapshot.options.exact_confirm {
             exact_pair(&input, a, b, all)
-        } else if flag && flagged.is_some() {
+        } else if sampled || (flag && flagged.is_some()) {
             Some(InterferingPair {
                 a,
                 b,
