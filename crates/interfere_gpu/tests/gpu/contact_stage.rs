@@ -149,29 +149,24 @@ fn async_stage_answers_later_with_the_same_contacts() {
     assert_twins(&cpu.pairs, &first.pairs, "first step (CPU)");
     // Later steps over the same state use the answer when it arrives.
     let mut later = StageOutput::default();
-    // One step per 50 ms: the previous step's job has had time to answer.
-    for k in 1..=200u64 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    // The next step, run again (as frames that find no new step would) until an answer is in:
+    // it is the first step's (age 1), or this step's own job if both came back meanwhile.
+    let next = interfere_dynamics::StageInput {
+        step: input.step + 1,
+        ..input
+    };
+    for _ in 0..1000 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
         later.clear();
-        let input = interfere_dynamics::StageInput {
-            step: input.step + k,
-            ..input
-        };
-        stage.run(&input, &mut later).unwrap();
+        stage.run(&next, &mut later).unwrap();
         if later.report.latency_steps.is_some() {
             break;
         }
     }
     let age = later.report.latency_steps.expect("an answer within 10 s");
-    assert!(
-        (1..=2).contains(&age),
-        "answered for an earlier step: {age}"
-    );
-    if age == 1 {
-        // The previous step's answer covers every pair; an older one leaves the pairs it found
-        // apart to the CPU (they may have closed in since).
-        assert_eq!(later.report.latency_pairs, 0);
-    }
+    // An answer at most one step old covers every pair.
+    assert!(age <= 1, "answer age {age}");
+    assert_eq!(later.report.latency_pairs, 0);
     assert_twins(&cpu.pairs, &later.pairs, "answer of an earlier step");
 }
 
