@@ -100,6 +100,8 @@ struct Snapshot {
     colliders: Vec<Option<Collider>>,
     /// The job's pairs, by body.
     pairs: Vec<(BodyId, BodyId)>,
+    /// The body of each job object (increasing).
+    objects: Vec<BodyId>,
     /// The mesh ids of each pair's shapes at submission.
     shapes: Vec<(u64, u64)>,
     settings: ContactSettings,
@@ -214,6 +216,7 @@ fn plan(input: &StageInput<'_>, options: &GpuStageOptions) -> (JobRequest, Vec<(
             .map(|&(a, b)| (mesh_id(input.colliders, a), mesh_id(input.colliders, b)))
             .collect(),
         pairs,
+        objects: bodies,
         settings: *input.settings,
         options: *options,
     };
@@ -232,10 +235,8 @@ fn contacts(snapshot: Snapshot, answer: StepJobAnswer) -> GpuAnswer {
     };
     let n = snapshot.pairs.len();
     let flagged: Option<Vec<bool>> = answer.flagged.as_ref().map(|f| {
-        // The flags are object pairs; objects are in body order, as in `plan`.
-        let mut bodies: Vec<BodyId> = snapshot.pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
-        bodies.sort_unstable();
-        bodies.dedup();
+        // The flags are object pairs.
+        let bodies = &snapshot.objects;
         let set: std::collections::HashSet<(BodyId, BodyId)> = f
             .iter()
             .map(|&(i, j)| (bodies[i as usize], bodies[j as usize]))
