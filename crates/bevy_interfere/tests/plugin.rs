@@ -893,8 +893,16 @@ fn sensor_zone_reports_but_exerts_nothing() {
     let free = drop_through_zone(false);
     let sensed = drop_through_zone(true);
     let zone = sensed.zone.unwrap();
-    let bits = |h: &[f32]| h.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&free.heights), bits(&sensed.heights));
+    // Collider preparation runs on the task pool, so a body may join a step earlier or later
+    // depending on load: the trajectories are compared from the first step the box moved.
+    let moving = |h: &[f32]| -> Vec<u32> {
+        let start = h.iter().position(|y| *y != 2.0).unwrap_or(h.len());
+        h[start..].iter().map(|y| y.to_bits()).collect()
+    };
+    let (free_bits, sensed_bits) = (moving(&free.heights), moving(&sensed.heights));
+    let n = free_bits.len().min(sensed_bits.len());
+    assert!(n >= 100, "the box moved for only {n} steps");
+    assert_eq!(free_bits[..n], sensed_bits[..n]);
     assert!(
         (free.heights.last().unwrap() - 0.25).abs() < 0.01,
         "rests on the ground"
