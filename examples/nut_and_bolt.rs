@@ -11,11 +11,13 @@
 //!
 //! Units are millimetres (gravity 9810 mm/s²), 240 Hz fixed steps with one substep (contacts are
 //! found once per fixed step, and a nut falling freely for 1/60 s would sink 0.7 mm into the
-//! thread before its first contact), volume rays every 0.1 mm (`--spacing`). Each nut starts
+//! thread before its first contact), the exact intersection volume (`--volume uniform` casts rays
+//! every 0.1 mm instead, `--spacing`). Each nut starts
 //! resting on its bolt's flanks: lowered from the centred pose by half the axial play, plus 2 µm.
 //!
 //! ```text
-//! cargo run --release --example nut_and_bolt -- [--spacing MM] [--locked-friction MU]
+//! cargo run --release --example nut_and_bolt -- [--volume exact|uniform] [--spacing MM]
+//!     [--locked-friction MU]
 //!     [--columns N] [--backend cpu|gpu|gpu-blocking]
 //!     [--headless --frames N --screenshot out.png --report out.json]
 //! ```
@@ -273,7 +275,7 @@ fn main() {
     // 150 frames of 1/240 s: the free nut turns about one and a half times.
     let args = DemoArgs::parse(
         150,
-        " [--spacing MM] [--locked-friction MU] [--columns N] [--backend cpu|gpu|gpu-blocking]",
+        " [--volume exact|uniform] [--spacing MM] [--locked-friction MU] [--columns N] [--backend cpu|gpu|gpu-blocking]",
     );
     let spec = ThreadSpec {
         columns: args.parsed("--columns", 64),
@@ -281,7 +283,7 @@ fn main() {
     };
     // The parts are built from --columns: refuse a bad value here, with its reason.
     support::or_exit("--columns", bolt(&spec, 24.0).and(nut(&spec, 8.0)));
-    let spacing: f32 = args.parsed("--spacing", 0.1);
+    let (volume, spacing) = args.volume_method(0.1);
     let locked_friction: f32 = args.parsed("--locked-friction", 0.2);
     let backend = args.backend();
     let mut app = support::base_app(&args, "Interfere: nut and bolt", HZ);
@@ -292,9 +294,7 @@ fn main() {
         })
         .insert_resource(PhysicsSettings {
             gravity: Vec3::new(0.0, 0.0, -9810.0),
-            volume: VolumeMethod::Uniform {
-                spacing: MeshSpacing::Absolute(f64::from(spacing)),
-            },
+            volume,
             max_rays_per_pair: 1 << 22,
             substeps: 1,
             // The solver's defaults are for metres; lengths here are millimetres, and the slops
@@ -337,6 +337,10 @@ fn main() {
             "backend".into(),
             world.resource::<support::StageLog>().backend_report(),
         );
+        out.insert(
+            "physics_ms".into(),
+            world.resource::<support::StageLog>().timing_report(),
+        );
         out.insert("simulated_s".into(), time.into());
         out.insert("thread".into(), "M10x1.5 ISO 68-1".into());
         out.insert("columns".into(), spec.columns.into());
@@ -345,7 +349,14 @@ fn main() {
             "self_locking_friction".into(),
             spec.self_locking_friction().into(),
         );
-        out.insert("volume_ray_spacing_mm".into(), spacing.into());
+        out.insert(
+            "volume".into(),
+            match spacing {
+                Some(s) => format!("uniform rays every {s} mm"),
+                None => "exact".to_string(),
+            }
+            .into(),
+        );
         out.insert(
             "bolt_triangles".into(),
             bolt(&spec, 24.0)

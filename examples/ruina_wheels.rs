@@ -1,11 +1,13 @@
 //! Ruina's wheels (Wang–Faure–Pai 2012, Fig. 1b): two hexagonal wheels that differ only in their
 //! faces, slightly convex on one and slightly concave on the other (a sagitta of ±0.5 mm on a
-//! 10 cm wheel, barely visible), get the same rolling push on a static slab. The volume contact
-//! resolves the curvature when the ray spacing is below the sagitta's scale, and the convex wheel
+//! 10 cm wheel, barely visible), get the same rolling push on a static slab. The exact volume
+//! contact (the default) resolves the curvature with nothing to tune; with `--volume uniform` the
+//! ray spacing must be below the sagitta's scale (`--spacing`, default 1 mm). The convex wheel
 //! rolls farther: it loses less energy at each corner.
 //!
 //! ```text
-//! cargo run --release --example ruina_wheels -- [--spacing METRES] [--speed M_PER_S]
+//! cargo run --release --example ruina_wheels -- [--volume exact|uniform] [--spacing METRES]
+//!     [--speed M_PER_S]
 //!     [--sagitta METRES] [--backend cpu|gpu|gpu-blocking]
 //!     [--headless --frames N --screenshot out.png --report out.json]
 //! ```
@@ -126,9 +128,9 @@ fn watch(
 fn main() {
     let args = DemoArgs::parse(
         1440,
-        " [--spacing METRES] [--speed M_PER_S] [--sagitta METRES] [--backend cpu|gpu|gpu-blocking]",
+        " [--volume exact|uniform] [--spacing METRES] [--speed M_PER_S] [--sagitta METRES] [--backend cpu|gpu|gpu-blocking]",
     );
-    let spacing: f32 = args.parsed("--spacing", 1e-3);
+    let (volume, spacing) = args.volume_method(1e-3);
     let launch = Launch {
         speed: args.parsed("--speed", 0.6),
         sagitta: args.parsed("--sagitta", 5e-4),
@@ -145,9 +147,7 @@ fn main() {
     app.insert_resource(backend)
         .insert_resource(launch)
         .insert_resource(PhysicsSettings {
-            volume: VolumeMethod::Uniform {
-                spacing: MeshSpacing::Absolute(f64::from(spacing)),
-            },
+            volume,
             substeps: 2,
             ..default()
         })
@@ -186,7 +186,18 @@ fn main() {
             "backend".into(),
             world.resource::<support::StageLog>().backend_report(),
         );
-        out.insert("volume_ray_spacing_m".into(), spacing.into());
+        out.insert(
+            "physics_ms".into(),
+            world.resource::<support::StageLog>().timing_report(),
+        );
+        out.insert(
+            "volume".into(),
+            match spacing {
+                Some(s) => format!("uniform rays every {s} m"),
+                None => "exact".to_string(),
+            }
+            .into(),
+        );
         out.insert("sagitta_m".into(), launch.sagitta.into());
         out.insert("launch_speed_m_per_s".into(), launch.speed.into());
         out.insert("simulated_s".into(), time.into());

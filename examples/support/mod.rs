@@ -2,9 +2,10 @@
 //! screenshots and JSON reports.
 //!
 //! Every example runs windowed by default and headless with
-//! `--headless --frames N --screenshot PATH --report PATH`: it then renders offscreen (on the
-//! software Vulkan driver where there is no GPU), advances exactly one fixed frame of simulated
-//! time per update, writes the PNG and the report, and exits.
+//! `--headless --frames N --screenshot PATH --report PATH`: it then advances exactly one fixed
+//! frame of simulated time per update with progress on standard error, renders the last frame
+//! offscreen (on the software Vulkan driver where there is no GPU; `--render-every-frame` renders
+//! them all), writes the PNG and the report, and exits.
 
 #![allow(dead_code)]
 
@@ -56,7 +57,7 @@ impl DemoArgs {
         let fail = |msg: String| -> ! {
             eprintln!(
                 "{msg}\n\nusage: [--headless] [--frames N] [--screenshot PATH] [--report PATH] \
-                 [--size WxH]{scene_help}"
+                 [--size WxH] [--render-every-frame]{scene_help}"
             );
             std::process::exit(2)
         };
@@ -122,6 +123,43 @@ impl DemoArgs {
             "gpu-blocking" => Backend::GpuBlocking,
             other => {
                 eprintln!("--backend: '{other}' is not cpu, gpu or gpu-blocking");
+                std::process::exit(2)
+            }
+        }
+    }
+
+    /// The volume contact of `--volume exact|uniform` (default `exact`: no spacing to tune);
+    /// `uniform` casts rays every `--spacing` (in the scene's length unit, default
+    /// `default_spacing`). Exits with a message on any other value. Also returns the spacing
+    /// when rays are used, for the report.
+    pub fn volume_method(
+        &self,
+        default_spacing: f64,
+    ) -> (bevy_interfere::prelude::VolumeMethod, Option<f64>) {
+        use bevy_interfere::prelude::{MeshSpacing, VolumeMethod};
+        match self.value("--volume").unwrap_or("exact") {
+            "exact" => {
+                if self.value("--spacing").is_some() {
+                    eprintln!("--spacing applies to --volume uniform only");
+                    std::process::exit(2)
+                }
+                (VolumeMethod::Exact, None)
+            }
+            "uniform" => {
+                let spacing: f64 = self.parsed("--spacing", default_spacing);
+                if !(spacing.is_finite() && spacing > 0.0) {
+                    eprintln!("--spacing must be positive, not {spacing}");
+                    std::process::exit(2)
+                }
+                (
+                    VolumeMethod::Uniform {
+                        spacing: MeshSpacing::Absolute(spacing),
+                    },
+                    Some(spacing),
+                )
+            }
+            other => {
+                eprintln!("--volume: '{other}' is not exact or uniform");
                 std::process::exit(2)
             }
         }
@@ -227,24 +265,39 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
     }
     app.finish();
     app.cleanup();
+    let render_all = args.flag("--render-every-frame");
     let started = std::time::Instant::now();
     let mut frame_ms = Vec::with_capacity(args.frames as usize);
-    for _ in 0..args.frames {
+    let mut progress =
+        interfere_dynamics::progress::Progress::new("frames", u64::from(args.frames));
+    for frame_index in 0..args.frames {
         let frame = std::time::Instant::now();
         app.update();
+        if frame_index == 0 && !render_all {
+            // Only the screenshot needs pixels: the cameras (spawned at start-up, in this first
+            // update) stay off until then, so a headless run costs the simulation, not drawing
+            // every frame on a software rasterizer (--render-every-frame draws them all).
+            set_cameras_active(&mut app, false);
+        }
         wait_for_gpu(&mut app);
         frame_ms.push(frame.elapsed().as_secs_f64() * 1e3);
+        progress.tick(1);
     }
+    progress.finish();
     let simulated_ms = started.elapsed().as_secs_f64() * 1e3;
+    // The report describes the world after the last simulated frame (capturing updates the app
+    // a few more times).
+    let mut value = report(app.world_mut());
     let mut screenshot_written = None;
     if let Some(path) = &args.screenshot {
+        set_cameras_active(&mut app, true);
         screenshot_written = Some(capture(&mut app, path.clone()));
     }
-    let mut value = report(app.world_mut());
     if let serde_json::Value::Object(map) = &mut value {
         map.insert("frames".into(), args.frames.into());
         map.insert("wall_ms".into(), simulated_ms.into());
         map.insert("frame".into(), frame_summary(&mut frame_ms));
+        map.insert("rendered_every_frame".into(), render_all.into());
         if let Some(path) = &args.screenshot {
             map.insert("screenshot".into(), path.display().to_string().into());
             map.insert(
@@ -379,6 +432,19 @@ impl StageLog {
         })
     }
 
+    /// Per-step physics timings (ms): the whole step, narrow phase, volume stage, solver and
+    /// GPU end to end, each as [`summary`].
+    pub fn timing_report(&self) -> serde_json::Value {
+        serde_json::json!({
+            "steps": self.total_ms.len(),
+            "step": summary(&self.total_ms),
+            "narrow_phase": summary(&self.narrow_ms),
+            "volume": summary(&self.volume_ms),
+            "solver": summary(&self.solver_ms),
+            "gpu_end_to_end": summary(&self.gpu_ms),
+        })
+    }
+
     /// Mean and largest rays per step.
     pub fn rays_per_step(&self) -> (f64, f64) {
         let mean = self.rays.iter().sum::<f64>() / self.rays.len().max(1) as f64;
@@ -425,6 +491,15 @@ fn frame_summary(ms: &mut [f64]) -> serde_json::Value {
         map.insert("warm_up_frames_left_out".into(), skip.into());
     }
     value
+}
+
+/// Turns every camera on or off.
+fn set_cameras_active(app: &mut App, active: bool) {
+    let world = app.world_mut();
+    let mut cameras = world.query::<&mut Camera>();
+    for mut camera in cameras.iter_mut(world) {
+        camera.is_active = active;
+    }
 }
 
 fn wait_for_gpu(app: &mut App) {

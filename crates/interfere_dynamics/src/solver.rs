@@ -91,6 +91,7 @@ impl Default for SolverSettings {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Cached {
+    /// The normal impulse times the row's scale (a force for volume rows).
     normal: f64,
     friction: DVec3,
 }
@@ -361,7 +362,11 @@ impl Solver {
         if s.warm_start {
             for c in &mut self.constraints {
                 if let Some(cached) = self.cache.get(&c.key) {
-                    c.lambda = cached.normal.max(0.0);
+                    // Cached in force units (see below): a volume row's λ scales with
+                    // 1/|∂V/∂x|, so a key that now names a part with another gradient (contact
+                    // regions appear, vanish and renumber) gets the same push, not |g'|/|g|
+                    // times it.
+                    c.lambda = (cached.normal / c.normal_scale).max(0.0);
                     c.normal.apply(&mut self.sbodies, c.a, c.b, c.lambda);
                     for k in 0..2 {
                         let l = cached.friction.dot(c.tangent_dirs[k]);
@@ -404,7 +409,7 @@ impl Solver {
             self.cache.insert(
                 c.key,
                 Cached {
-                    normal: c.lambda,
+                    normal: c.lambda * c.normal_scale,
                     friction: c.tangent_dirs[0] * c.lambda_t[0] + c.tangent_dirs[1] * c.lambda_t[1],
                 },
             );

@@ -1021,7 +1021,7 @@ fn ruina_wheels_roll_distances() {
 /// gravity 9810 mm/s², 240 Hz): the only support is the non-convex volume contact on the thread
 /// flanks. Returns the nut's (z, unwrapped rotation about +z) per step, the axial play and the
 /// volume contacts over the run (one substep per step: per step and per substep agree).
-fn nut_on_bolt(mu: f64, steps: usize) -> (Vec<(f64, f64)>, f64, usize) {
+fn nut_on_bolt(mu: f64, steps: usize, volume: VolumeMethod) -> (Vec<(f64, f64)>, f64, usize) {
     use interfere_geometry::threads::{ThreadSpec, bolt, nut};
     let spec = ThreadSpec {
         columns: 32,
@@ -1041,7 +1041,7 @@ fn nut_on_bolt(mu: f64, steps: usize) -> (Vec<(f64, f64)>, f64, usize) {
                 ..SolverSettings::default()
             },
         },
-        uniform(MeshSpacing::Absolute(0.2)),
+        volume,
     );
     let mat = Material::new(mu, 0.0);
     add_fixed(
@@ -1082,10 +1082,17 @@ fn nut_on_bolt(mu: f64, steps: usize) -> (Vec<(f64, f64)>, f64, usize) {
     (out, play, volumes)
 }
 
+/// With the exact volume (the default) and with uniform rays every 0.2 mm.
 #[test]
 fn frictionless_nut_unscrews_along_the_pitch_and_a_locked_nut_holds() {
+    nut_unscrews_and_locked_nut_holds(VolumeMethod::Exact);
+    nut_unscrews_and_locked_nut_holds(uniform(MeshSpacing::Absolute(0.2)));
+}
+
+fn nut_unscrews_and_locked_nut_holds(volume: VolumeMethod) {
+    eprintln!("{volume:?}");
     let pitch = 1.5;
-    let (free, play, volumes) = nut_on_bolt(0.0, 90);
+    let (free, play, volumes) = nut_on_bolt(0.0, 90, volume);
     let (dz, dtheta) = *free.last().unwrap();
     // The helix through the start: z = P·θ/2π (θ negative, turning clockwise seen from above).
     let deviation = free
@@ -1121,7 +1128,7 @@ fn frictionless_nut_unscrews_along_the_pitch_and_a_locked_nut_holds() {
     assert!(deviation < play + 0.2, "{deviation}");
 
     // Friction 0.2 is above the self-locking limit (≈ 0.046): the nut stays where it is.
-    let (locked, _, _) = nut_on_bolt(0.2, 90);
+    let (locked, _, _) = nut_on_bolt(0.2, 90, volume);
     let (dz, dtheta) = *locked.last().unwrap();
     eprintln!("locked nut after 90 steps: dz {dz:.5} mm, rotation {dtheta:.3e} rad");
     assert!(dz.abs() < play + 0.02, "{dz}");
