@@ -7,16 +7,19 @@
 //!
 //! ```text
 //! cargo run --release --example box_pile -- [--boxes N] [--backend cpu|gpu|gpu-blocking]
-//!     [--hz F] [--substeps N] [--iterations N] [--slop M] [--series]
+//!     [--hz F] [--substeps N] [--iterations N] [--volume exact|uniform] [--spacing M]
+//!     [--slop M] [--series]
 //!     [--headless --frames N --screenshot out.png --report out.json]
 //! ```
 //!
 //! The boxes arrive in layers of 25, one layer every 0.4 s, from 2.6 m above the floor (a game's
 //! spawner; dropping them all at once from a tall lattice either overlaps them at the start or
 //! makes the top ones land fast). The physics runs at 120 fixed steps per second by default.
-//! The volume contacts are sampled at about 2 cm, so the solver's volume slop is 3 mm (`--slop`):
-//! at the 0.1 mm default the position projection overshot by more than the slop, lifted boxes
-//! off their supports and the pile never settled (see `SolverSettings::volume_slop_depth`).
+//! The volume contacts are exact (no spacing, no slop to tune). With `--volume uniform` they are
+//! sampled every 2 cm (`--spacing`) and the solver's volume slop must be raised to about 3 mm
+//! (`--slop 3e-3`): at the 0.1 mm default the position projection overshot the sampled depth,
+//! lifted boxes off their supports and the pile never settled (see
+//! `SolverSettings::volume_slop_depth`).
 //!
 //! The report gives, per fixed step, the detection time (broad phase plus narrow phase, from
 //! [`PhysicsStats`]), the broad-phase pair count, the interfering pair count, the red boxes and
@@ -388,7 +391,8 @@ fn main() {
     let args = DemoArgs::parse(
         300,
         " [--boxes N] [--backend cpu|gpu|gpu-blocking] [--hz F] \
-         [--substeps N] [--iterations N] [--series]",
+         [--substeps N] [--iterations N] [--volume exact|uniform] [--spacing M] [--slop M] \
+         [--series]",
     );
     let backend = args.backend();
     let boxes = args.parsed("--boxes", 300usize);
@@ -397,10 +401,12 @@ fn main() {
     let defaults = PhysicsSettings::default();
     let substeps = args.parsed("--substeps", defaults.substeps);
     let iterations = args.parsed("--iterations", defaults.solver.velocity_iterations);
-    // The contacts are sampled at a few centimetres, so the projection's slop must be
-    // millimetres (SolverSettings::volume_slop_depth: at the 0.1 mm default the pile never
-    // settled).
-    let slop = args.parsed("--slop", 3e-3f64);
+    // The exact volume contact (the default) needs no slop tuning: the solver's default volume
+    // slop holds. With `--volume uniform` (rays every `--spacing`, 2 cm by default) the sampled
+    // depths err by millimetres and the pile only settles with a slop of millimetres (`--slop`,
+    // see SolverSettings::volume_slop_depth).
+    let (volume, spacing) = args.volume_method(0.02);
+    let slop = args.parsed("--slop", defaults.solver.volume_slop_depth);
     if !(hz.is_finite() && hz >= 1.0)
         || substeps == 0
         || iterations == 0
@@ -412,6 +418,7 @@ fn main() {
     let mut app = support::base_app(&args, "Interfere: box pile", hz);
     app.insert_resource(backend)
         .insert_resource(PhysicsSettings {
+            volume,
             substeps,
             solver: SolverSettings {
                 velocity_iterations: iterations,
@@ -456,9 +463,12 @@ fn main() {
                 outside_walls = outside_walls.max(w.x.abs().max(w.z.abs()) - BIN_HALF);
             }
         }
-        // Allowed: the volume contact's resting overlap, about one ray spacing (1/8 of the
-        // smallest side of the smaller collider: 0.02 to 0.03 m for these boxes).
-        let tolerance = 0.03;
+        // Allowed: the volume contact's resting overlap: with exact volumes a few millimetres
+        // (the slop and what the position projection leaves), with rays about one spacing.
+        let tolerance = match spacing {
+            None => 0.01,
+            Some(h) => 0.03f32.max(1.5 * h as f32),
+        };
         let contained = count > 0 && below_floor < tolerance && outside_walls < tolerance;
         let gpu_adapter = world.resource::<GpuSupport>().adapter.clone();
         let log = world.resource::<StepLog>();
@@ -480,6 +490,11 @@ fn main() {
             "fixed_hz": hz,
             "substeps": substeps,
             "velocity_iterations": iterations,
+            "volume": match spacing {
+                Some(h) => format!("uniform rays every {h} m"),
+                None => "exact".to_string(),
+            },
+            "volume_slop_depth_m": slop,
             "all_spawned": all_spawned,
             "backend": world.resource::<support::StageLog>().backend_report(),
             "gpu_adapter": gpu_adapter,

@@ -233,10 +233,22 @@ pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
         ) else {
             continue;
         };
+        // A part's depth (its volume over its gradient's length: what the solver drives to the
+        // slop) is the region's `V / |Σ n dA|`. When the region's pieces on B face opposite ways
+        // (a thread tooth pressed against both flanks, a sliver through a thin wall) the sum
+        // cancels and that depth can be millimetres for a contact microns deep: the position
+        // projection then throws the body across the thread. The depth is capped at twice the
+        // mean depth over B's pieces, `V / Σ |n dA|` (inactive while `|Σ n dA|` is at least half
+        // of `Σ |n dA|`, as for every contact whose pieces face one way).
+        let cap = if region.area_b > 0.0 {
+            2.0 * region.volume / region.area_b
+        } else {
+            f64::INFINITY
+        };
         c.parts.extend(parts.iter().map(|part| VolumeContact {
             body_a: c.a,
             body_b: c.b,
-            volume: part.volume,
+            volume: part.volume.min(part.linear.length() * cap),
             point: part.point,
             linear: part.linear,
             angular: part.angular,

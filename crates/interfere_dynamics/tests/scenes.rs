@@ -12,6 +12,8 @@ use std::sync::Arc;
 mod adaptive_contacts;
 #[path = "scenes/box_pile.rs"]
 mod box_pile;
+#[path = "scenes/soak.rs"]
+mod soak;
 
 const G: f64 = 9.81;
 
