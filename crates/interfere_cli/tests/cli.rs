@@ -653,11 +653,13 @@ fn simulate_runs_the_gpu_backends() {
             "simulate",
             scene,
             "--steps",
-            "120",
+            "30",
             "--backend",
             backend,
+            // Paced so that a lavapipe job answers within the stage's latency limit even on a
+            // machine busy with other tests.
             "--frame-ms",
-            "16",
+            "150",
         ]);
         assert!(ok, "{backend}: {err}");
         assert!(out.contains(&format!("backend {backend}:")), "{out}");

@@ -91,8 +91,10 @@ impl Default for SolverSettings {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Cached {
-    /// The normal impulse times the row's scale (a force for volume rows).
+    /// The normal impulse.
     normal: f64,
+    /// The row's scale (`|∂V/∂x|` for volume rows, 1 for point contacts).
+    scale: f64,
     friction: DVec3,
 }
 
@@ -362,11 +364,13 @@ impl Solver {
         if s.warm_start {
             for c in &mut self.constraints {
                 if let Some(cached) = self.cache.get(&c.key) {
-                    // Cached in force units (see below): a volume row's λ scales with
-                    // 1/|∂V/∂x|, so a key that now names a part with another gradient (contact
-                    // regions appear, vanish and renumber) gets the same push, not |g'|/|g|
-                    // times it.
-                    c.lambda = (cached.normal / c.normal_scale).max(0.0);
+                    // A volume row's λ scales with 1/|∂V/∂x|: a key that now names a part with
+                    // a much larger gradient (contact regions appear, vanish and renumber)
+                    // would get |g'|/|g| times last step's push and launch the body. The warm
+                    // start is the cached λ, scaled down so that it never pushes more than
+                    // twice as hard as last step (ordinary fluctuations keep it whole).
+                    let ratio = (2.0 * cached.scale / c.normal_scale).min(1.0);
+                    c.lambda = (cached.normal * ratio).max(0.0);
                     c.normal.apply(&mut self.sbodies, c.a, c.b, c.lambda);
                     for k in 0..2 {
                         let l = cached.friction.dot(c.tangent_dirs[k]);
@@ -409,7 +413,8 @@ impl Solver {
             self.cache.insert(
                 c.key,
                 Cached {
-                    normal: c.lambda * c.normal_scale,
+                    normal: c.lambda,
+                    scale: c.normal_scale,
                     friction: c.tangent_dirs[0] * c.lambda_t[0] + c.tangent_dirs[1] * c.lambda_t[1],
                 },
             );
