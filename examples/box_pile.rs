@@ -490,10 +490,7 @@ fn main() {
             "fixed_hz": hz,
             "substeps": substeps,
             "velocity_iterations": iterations,
-            "volume": match spacing {
-                Some(h) => format!("uniform rays every {h} m"),
-                None => "exact".to_string(),
-            },
+            "volume": DemoArgs::volume_label(spacing, "m"),
             "volume_slop_depth_m": slop,
             "all_spawned": all_spawned,
             "backend": world.resource::<support::StageLog>().backend_report(),

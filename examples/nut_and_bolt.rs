@@ -351,11 +351,7 @@ fn main() {
         );
         out.insert(
             "volume".into(),
-            match spacing {
-                Some(s) => format!("uniform rays every {s} mm"),
-                None => "exact".to_string(),
-            }
-            .into(),
+            DemoArgs::volume_label(spacing, "mm").into(),
         );
         out.insert(
             "bolt_triangles".into(),

@@ -190,14 +190,7 @@ fn main() {
             "physics_ms".into(),
             world.resource::<support::StageLog>().timing_report(),
         );
-        out.insert(
-            "volume".into(),
-            match spacing {
-                Some(s) => format!("uniform rays every {s} m"),
-                None => "exact".to_string(),
-            }
-            .into(),
-        );
+        out.insert("volume".into(), DemoArgs::volume_label(spacing, "m").into());
         out.insert("sagitta_m".into(), launch.sagitta.into());
         out.insert("launch_speed_m_per_s".into(), launch.speed.into());
         out.insert("simulated_s".into(), time.into());

@@ -165,6 +165,14 @@ impl DemoArgs {
         }
     }
 
+    /// What [`Self::volume_method`] chose, for a report: `exact`, or the ray spacing in `unit`.
+    pub fn volume_label(spacing: Option<f64>, unit: &str) -> String {
+        match spacing {
+            Some(h) => format!("uniform rays every {h} {unit}"),
+            None => "exact".to_string(),
+        }
+    }
+
     /// A parsed scene value, or the default; exits with a message when malformed.
     pub fn parsed<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
         match self.value(name) {

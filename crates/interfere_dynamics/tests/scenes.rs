@@ -1019,29 +1019,34 @@ fn ruina_wheels_roll_distances() {
     }
 }
 
-/// A coarse M10×1.5 nut on its bolt (32 facets per turn, 0.2 mm volume rays; millimetre units,
-/// gravity 9810 mm/s², 240 Hz): the only support is the non-convex volume contact on the thread
-/// flanks. Returns the nut's (z, unwrapped rotation about +z) per step, the axial play and the
-/// volume contacts over the run (one substep per step: per step and per substep agree).
-fn nut_on_bolt(mu: f64, steps: usize, volume: VolumeMethod) -> (Vec<(f64, f64)>, f64, usize) {
+/// The solver settings of the millimetre thread scenes: the default slops and thresholds are for
+/// metres.
+fn thread_solver() -> SolverSettings {
+    SolverSettings {
+        restitution_threshold: 200.0,
+        static_friction_threshold: 10.0,
+        linear_slop: 0.005,
+        volume_slop_depth: 0.005,
+        ..SolverSettings::default()
+    }
+}
+
+/// A coarse M10×1.5 nut (32 facets per turn, 4.5 mm high, steel) with friction `mu` resting on
+/// the flanks of its fixed bolt (12 mm of thread, tip at the origin), in millimetres with gravity
+/// 9810 mm/s² along −z at 240 Hz, one substep, nothing sleeping. Returns the simulation, the
+/// nut and the axial flank play.
+fn coarse_nut_on_bolt(mu: f64, volume: VolumeMethod) -> (Simulation, BodyHandle, f64) {
     use interfere_geometry::threads::{ThreadSpec, bolt, nut};
     let spec = ThreadSpec {
         columns: 32,
         ..ThreadSpec::M10
     };
-    // The default slops and thresholds are for metres; this scene is in millimetres.
     let mut sim = simulation(
         WorldSettings {
             gravity: DVec3::new(0.0, 0.0, -9810.0),
             dt: 1.0 / 240.0,
             substeps: 1,
-            solver: SolverSettings {
-                restitution_threshold: 200.0,
-                static_friction_threshold: 10.0,
-                linear_slop: 0.005,
-                volume_slop_depth: 0.005,
-                ..SolverSettings::default()
-            },
+            solver: thread_solver(),
         },
         volume,
     );
@@ -1065,6 +1070,15 @@ fn nut_on_bolt(mu: f64, steps: usize, volume: VolumeMethod) -> (Vec<(f64, f64)>,
         DQuat::IDENTITY,
         mat,
     );
+    (sim, n, play)
+}
+
+/// [`coarse_nut_on_bolt`] run for `steps` (0.2 mm volume rays or the exact volume): the only
+/// support is the non-convex volume contact on the thread flanks. Returns the nut's (z,
+/// unwrapped rotation about +z) per step, the axial play and the volume contacts over the run
+/// (one substep per step: per step and per substep agree).
+fn nut_on_bolt(mu: f64, steps: usize, volume: VolumeMethod) -> (Vec<(f64, f64)>, f64, usize) {
+    let (mut sim, n, play) = coarse_nut_on_bolt(mu, volume);
     let z0 = sim.body(n).unwrap().position.z;
     let (mut theta, mut last) = (0.0, 0.0);
     let mut out = Vec::new();

@@ -83,7 +83,7 @@ struct Soak {
     resident_peak: i64,
 }
 
-/// Steps `sim` `steps` times, checking `alive` for every dynamic body at every step, the energy
+/// Steps `sim` `steps` times, checking every dynamic body (finite, and `alive`) at every step, the energy
 /// against `allowance`, and sampling memory from `steps / 5` on.
 fn soak(
     sim: &mut Simulation,
@@ -108,9 +108,13 @@ fn soak(
             e - e0
         );
         for (k, b) in sim.bodies().iter().enumerate() {
-            if b.is_dynamic()
-                && let Err(why) = alive(b)
-            {
+            if !b.is_dynamic() {
+                continue;
+            }
+            if !(b.position.is_finite() && b.linear_velocity.is_finite()) {
+                panic!("step {step}: body {k} lost: not finite");
+            }
+            if let Err(why) = alive(b) {
                 panic!("step {step}: body {k} lost: {why}");
             }
         }
@@ -129,18 +133,17 @@ fn soak(
     }
 }
 
-fn settings(hz: f64, substeps: u32, gravity: DVec3, solver: SolverSettings) -> SimulationSettings {
-    SimulationSettings {
-        world: WorldSettings {
+/// A never-sleeping simulation with the exact volume (the default) and `solver`.
+fn simulation(hz: f64, substeps: u32, gravity: DVec3, solver: SolverSettings) -> Simulation {
+    super::simulation(
+        WorldSettings {
             gravity,
             dt: 1.0 / hz,
             substeps,
             solver,
         },
-        contact: ContactSettings::default(),
-        // Nothing sleeps: every step runs every contact.
-        sleep: SleepSettings::NEVER,
-    }
+        VolumeMethod::Exact,
+    )
 }
 
 /// The memory check: after the warm-up the process's resident memory may wobble (contact lists
@@ -170,7 +173,7 @@ fn soak_box_pile_keeps_energy_bodies_and_memory() {
     }
     let steps = steps_from_env(20_000);
     let gravity = DVec3::new(0.0, 0.0, -9.81);
-    let mut sim = Simulation::new(settings(120.0, 4, gravity, SolverSettings::default())).unwrap();
+    let mut sim = simulation(120.0, 4, gravity, SolverSettings::default());
     let slab =
         Arc::new(MeshShape::new(cuboid(DVec3::new(2.0, 2.0, 0.25).as_vec3()).unwrap()).unwrap());
     let fixed = RigidBody::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY)
@@ -198,9 +201,6 @@ fn soak_box_pile_keeps_energy_bodies_and_memory() {
     // The projection may lift the resting boxes out of their overlap: a few millimetres each.
     let allowance = mass * 9.81 * 5e-3;
     let s = soak(&mut sim, gravity, steps, allowance, |b| {
-        if !(b.position.is_finite() && b.linear_velocity.is_finite()) {
-            return Err("not finite".into());
-        }
         if b.position.z < 0.0 || b.position.truncate().length() > 2.0 {
             return Err(format!("left the slab: {:?}", b.position));
         }
@@ -235,44 +235,13 @@ fn soak_locked_nut_holds_on_its_bolt() {
         eprintln!("{out}");
         return;
     }
-    use interfere_geometry::threads::{ThreadSpec, bolt, nut};
     let steps = steps_from_env(2_400);
     let gravity = DVec3::new(0.0, 0.0, -9810.0);
-    let solver = SolverSettings {
-        restitution_threshold: 200.0,
-        static_friction_threshold: 10.0,
-        linear_slop: 0.005,
-        volume_slop_depth: 0.005,
-        ..SolverSettings::default()
-    };
-    let mut sim = Simulation::new(settings(240.0, 1, gravity, solver)).unwrap();
-    let spec = ThreadSpec {
-        columns: 32,
-        ..ThreadSpec::M10
-    };
-    let mat = Material::new(0.2, 0.0);
-    let b = Arc::new(MeshShape::new(bolt(&spec, 12.0).unwrap()).unwrap());
-    let fixed = RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY)
-        .unwrap()
-        .with_material(mat);
-    sim.insert(fixed, Some(Collider::mesh(b))).unwrap();
-    let n = Arc::new(MeshShape::new(nut(&spec, 4.5).unwrap()).unwrap());
-    let play = 2.0 * f64::from(spec.clearance) / 3f64.sqrt();
-    let m = n.mass_at(7.85e-6);
-    // Centred in the thread at z = 6 (a whole number of pitches), lowered by half the axial play
-    // and 2 µm: resting on the flanks.
-    let start = DVec3::new(0.0, 0.0, 6.0 - play / 2.0 - 0.002);
-    let body = RigidBody::dynamic(&m, start, DQuat::IDENTITY)
-        .unwrap()
-        .with_material(mat);
-    let h = sim.insert(body, Some(Collider::mesh(n))).unwrap();
+    let (mut sim, h, play) = super::coarse_nut_on_bolt(0.2, VolumeMethod::Exact);
     let z0 = sim.body(h).unwrap().position.z;
     // The projection's lift: a flank play.
-    let allowance = m.mass * 9810.0 * play;
+    let allowance = sim.body(h).unwrap().mass() * 9810.0 * play;
     let s = soak(&mut sim, gravity, steps, allowance, |b| {
-        if !(b.position.is_finite() && b.linear_velocity.is_finite()) {
-            return Err("not finite".into());
-        }
         // Held: within the axial play (and a little for the contact depth) of the start, and on
         // the axis within the radial clearance.
         let dz = b.position.z - z0;
