@@ -9,7 +9,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use bevy_interfere::prelude::*;
-use bevy_interfere::{GpuSupport, PhysicsWorld};
+use bevy_interfere::{GpuJobDevice, GpuSettings, GpuSupport, PhysicsWorld};
 use std::time::Duration;
 
 #[test]
@@ -36,6 +36,11 @@ fn gpu_backend_answers_from_the_render_world() {
         1.0 / 64.0,
     )))
     .insert_resource(Backend::Gpu)
+    // Lavapipe is a software adapter, on which `Auto` gives the jobs a device of their own.
+    .insert_resource(GpuSettings {
+        job_device: GpuJobDevice::RenderWorld,
+        ..default()
+    })
     .add_plugins(InterferePlugins);
     app.finish();
     app.cleanup();

@@ -378,6 +378,11 @@ pub struct StageLog {
     pub fallbacks: Vec<String>,
     /// Age in steps of the GPU answer used, on steps that used one.
     pub latency_steps: Vec<f64>,
+    /// Candidate pairs of each step.
+    pub candidate_pairs: Vec<f64>,
+    /// Pairs an asynchronous GPU stage left to the CPU at each step (no answer covered them,
+    /// or they had moved too far since it).
+    pub cpu_decided_pairs: Vec<f64>,
 }
 
 /// Records one fixed step into [`StageLog`].
@@ -399,6 +404,8 @@ pub fn log_stages(
     if let Some(n) = st.latency_steps {
         log.latency_steps.push(n as f64);
     }
+    log.candidate_pairs.push(st.candidate_pairs as f64);
+    log.cpu_decided_pairs.push(st.latency_pairs as f64);
     log.max_interfering = log.max_interfering.max(st.interfering_pairs);
     log.started += started.read().count();
     log.ended += ended.read().count();
@@ -435,8 +442,11 @@ impl StageLog {
             "asked": self.backends_used(),
             "ran": self.stages_ran(),
             "fallbacks": self.fallbacks,
+            "gpu_answer_steps": self.latency_steps.len(),
             "gpu_latency_steps_mean": mean(&self.latency_steps),
             "gpu_latency_steps_max": self.latency_steps.iter().copied().reduce(f64::max),
+            "candidate_pairs_mean": mean(&self.candidate_pairs),
+            "gpu_pairs_left_to_cpu_mean": mean(&self.cpu_decided_pairs),
         })
     }
 

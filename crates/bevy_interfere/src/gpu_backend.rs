@@ -3,12 +3,16 @@
 //! triangle traversal of Greß–Zachmann 2004 when asked; every pair's uniform volume, Wang–Faure–Pai
 //! 2012 §2.2, in one batched dispatch), registered in [`ContactBackends`] at start-up.
 //!
-//! Where the jobs run:
+//! Where the jobs run ([`GpuSettings::job_device`]):
 //! - When the app renders, on Bevy's render device: the asynchronous stage's executor is pumped
 //!   by a system in the render world (non-blocking polls; the CPU part of a finished job runs on
-//!   the [`AsyncComputeTaskPool`]), answers come back through a crossbeam channel.
-//! - Otherwise (`MinimalPlugins`, a server), on a headless device of our own, with the executor on
-//!   a worker thread.
+//!   the [`AsyncComputeTaskPool`]), answers come back through a crossbeam channel. Not on a
+//!   software rasterizer (lavapipe) unless asked for ([`GpuJobDevice::RenderWorld`]): its queue
+//!   runs one submission after another, so Bevy's own frame submission waited for the physics
+//!   job and every frame took as long as the job (measured: 0.7–1 s frames in
+//!   `falling_meshes --bodies 200 --backend gpu`, against 0.03 s with a device of our own).
+//! - Otherwise (`MinimalPlugins`, a server, a software adapter), on a headless device of our own,
+//!   with the executor on a worker thread.
 //! - A device given as [`InterfereGpuContext`] is used instead of either (tests share one).
 //!
 //! Both stages exist side by side, so the backend can be switched at run time. [`Plugin::finish`]
@@ -56,6 +60,8 @@ pub struct GpuSettings {
     /// GPU volume ray spacing as a fraction of the smaller collider size of a pair (unless
     /// [`crate::PhysicsSettings::volume`] is uniform, whose spacing is then used).
     pub volume_spacing: f64,
+    /// Where the asynchronous backend's jobs run (read when the app finishes building).
+    pub job_device: GpuJobDevice,
 }
 
 impl Default for GpuSettings {
@@ -64,6 +70,60 @@ impl Default for GpuSettings {
             cinder_resolution: 256,
             exact_confirm: true,
             volume_spacing: 0.125,
+            job_device: GpuJobDevice::Auto,
+        }
+    }
+}
+
+/// Where the asynchronous GPU backend runs its jobs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GpuJobDevice {
+    /// Bevy's render device, pumped in the render world, when the app renders on a hardware
+    /// adapter; a device of our own on a worker thread otherwise (no renderer, or a software
+    /// rasterizer, whose single queue would make the frame wait for the job).
+    #[default]
+    Auto,
+    /// Bevy's render device whenever the app renders (a software rasterizer included).
+    RenderWorld,
+    /// Always a device of our own on a worker thread.
+    Worker,
+}
+
+impl GpuJobDevice {
+    /// Whether the jobs run in the render world, for an app that `renders` (has a render
+    /// device and a render app) on a `software` adapter or not.
+    pub fn in_render_world(self, renders: bool, software: bool) -> bool {
+        renders
+            && match self {
+                GpuJobDevice::Auto => !software,
+                GpuJobDevice::RenderWorld => true,
+                GpuJobDevice::Worker => false,
+            }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GpuJobDevice;
+
+    #[test]
+    fn jobs_leave_a_software_renderer_alone_unless_asked() {
+        use GpuJobDevice::*;
+        // (setting, renders, software) -> in the render world
+        let cases = [
+            (Auto, true, false, true),
+            (Auto, true, true, false),
+            (Auto, false, false, false),
+            (RenderWorld, true, true, true),
+            (RenderWorld, false, false, false),
+            (Worker, true, false, false),
+        ];
+        for (d, renders, software, want) in cases {
+            assert_eq!(
+                d.in_render_world(renders, software),
+                want,
+                "{d:?} {renders} {software}"
+            );
         }
     }
 }
@@ -184,13 +244,19 @@ fn start(app: &mut App) -> Result<(), String> {
             ),
             _ => None,
         };
-    let shared_with_renderer = render.is_some() && app.get_sub_app(RenderApp).is_some();
+    let settings = world.resource::<GpuSettings>().clone();
+    let software = render
+        .as_ref()
+        .is_some_and(|ctx| ctx.adapter.device_type == "Cpu");
+    let shared_with_renderer = settings.job_device.in_render_world(
+        render.is_some() && app.get_sub_app(RenderApp).is_some(),
+        software,
+    );
     let ctx = match (given, render) {
         (Some(InterfereGpuContext(ctx)), _) => ctx,
         (None, Some(ctx)) if shared_with_renderer => ctx,
         _ => GpuContext::headless().map_err(|e| e.to_string())?,
     };
-    let settings = world.resource::<GpuSettings>().clone();
     let options = settings.options();
     let shared = world.resource::<SharedOptions>().0.clone();
     *shared.lock().unwrap_or_else(PoisonError::into_inner) = options;

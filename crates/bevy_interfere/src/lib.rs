@@ -58,7 +58,9 @@ pub use components::{
     Sleeping,
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
-pub use gpu_backend::{GpuBackendPlugin, GpuSettings, GpuSupport, InterfereGpuContext};
+pub use gpu_backend::{
+    GpuBackendPlugin, GpuJobDevice, GpuSettings, GpuSupport, InterfereGpuContext,
+};
 /// Sleeping thresholds ([`PhysicsSettings::sleep`]).
 pub use interfere_dynamics::SleepSettings;
 /// The solver's iterations, slops and thresholds ([`PhysicsSettings::solver`]).

@@ -191,8 +191,18 @@ fn check_rest(run: &Run, label: &str) {
         );
         let f = v.force.normalize();
         assert!(f.y.abs() > 0.9, "{label}: force {:?}", v.force);
-        // The CPU's default exact volume casts no rays; the GPU backends sample lines.
-        assert_eq!(v.rays > 0, label != "cpu", "{label}: rays {}", v.rays);
+        // The CPU's default exact volume casts no rays; the blocking GPU backend samples lines.
+        // (The asynchronous one leaves a pair to the CPU's exact volume on a step whose answer
+        // is too old or whose bodies moved too far since: its messages come from either.)
+        if label != "gpu" {
+            assert_eq!(v.rays > 0, label != "cpu", "{label}: rays {}", v.rays);
+        }
+    }
+    if label == "gpu" {
+        assert!(
+            run.volumes.iter().any(|v| v.rays > 0),
+            "{label}: no volume from a GPU answer"
+        );
     }
 }
 
@@ -895,10 +905,10 @@ fn sensor_zone_reports_but_exerts_nothing() {
     let zone = sensed.zone.unwrap();
     // Collider preparation runs on the task pool, so a body may join a step earlier or later
     // depending on load: the trajectories are compared from the first step the box moved.
-    let moving = |h: &[f32]| -> Vec<u32> {
-        let start = h.iter().position(|y| *y != 2.0).unwrap_or(h.len());
-        h[start..].iter().map(|y| y.to_bits()).collect()
-    };
+    let start = |h: &[f32]| h.iter().position(|y| *y != 2.0).unwrap_or(h.len());
+    let moving = |h: &[f32]| -> Vec<u32> { h[start(h)..].iter().map(|y| y.to_bits()).collect() };
+    // Steps by which the sensed run's box started later than the free run's (either sign).
+    let late = start(&sensed.heights) as i64 - start(&free.heights) as i64;
     let (free_bits, sensed_bits) = (moving(&free.heights), moving(&sensed.heights));
     let n = free_bits.len().min(sensed_bits.len());
     assert!(n >= 100, "the box moved for only {n} steps");
@@ -914,7 +924,14 @@ fn sensor_zone_reports_but_exerts_nothing() {
     assert!(with_zone.len() > 3, "{}", with_zone.len());
     assert!(with_zone.iter().all(|m| m.sensor));
     assert!(!other.is_empty() && other.iter().all(|m| !m.sensor));
-    assert_eq!(other.len(), free.contacts.len());
+    // As many ground contact messages as without the zone, but for the steps one run's box
+    // started later (it landed that much later in the same number of updates).
+    assert!(
+        (other.len() as i64 - free.contacts.len() as i64).abs() <= late.abs(),
+        "{} ground contacts with the zone, {} without, start offset {late}",
+        other.len(),
+        free.contacts.len()
+    );
     let zone_volumes: Vec<_> = sensed
         .volumes
         .iter()

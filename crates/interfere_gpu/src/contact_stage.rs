@@ -12,9 +12,10 @@
 //!   that has come back (normally the previous step's). The simulation advances such an answer to
 //!   the current poses by its gradient (each [`PairContact`] carries the step and the poses it was
 //!   computed at); candidate pairs the answer does not cover (new since the job left, a body
-//!   replaced, or, in an answer more than one step old, a pair it found apart or touching without
-//!   a sampled volume: the bodies may have closed in since) are decided on the CPU in the step, and the latency in steps is
-//!   reported.
+//!   replaced) or that have moved against each other by more than [`REUSE_REACH`] of their
+//!   lattice spacing since (an answer's "apart" or its first-order contact no longer holds) are
+//!   decided on the CPU in the step, with the simulation's own volume method; the latency in
+//!   steps and the pairs left to the CPU are reported.
 //! - The executor is a [`JobServer`]: [`JobServer::pump`] submits the requests and polls the jobs
 //!   in flight without blocking; what is ready comes back as [`FinishWork`] (the CPU part of the
 //!   answer), to run on any thread. [`GpuAsyncContacts::with_worker`] runs a server on a thread of
@@ -34,6 +35,7 @@ use interfere_dynamics::{
     PairContact, RigidBody, Shape, StageError, StageInput, StageOutput, VolumeMethod,
 };
 use interfere_geometry::Sampling;
+use interfere_geometry::glam::{DQuat, DVec3};
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
@@ -50,12 +52,13 @@ pub struct GpuStageOptions {
     /// [`VolumeMethod::Uniform`] (whose spacing is then used).
     pub spacing: MeshSpacing,
     /// The oldest answer (in steps) [`GpuAsyncContacts`] still uses; older ones are replaced by
-    /// the CPU for that step. Default 2 (a GPU that keeps up answers in one or two steps; Bevy's
-    /// render world, polled once a frame, needs two). Beyond the next step only an answer's
-    /// contacts with parts are used: a pair it found apart, or touching without a sampled volume,
-    /// may have closed in since and is decided on the CPU. Older answers are not safe: in
-    /// `falling_meshes --bodies 200` on lavapipe, whose answers are 3–5 steps old, using them
-    /// (limit 8) let bodies sink through the slab (up to 2.2 m) even so; the cause is not found.
+    /// the CPU for that step. Default 8. Within it, what decides is motion: a pair's answer
+    /// stands in for the present only while the two bodies have moved against each other by at
+    /// most [`REUSE_REACH`] times the pair's lattice spacing since the answer's step; otherwise
+    /// the pair is decided on the CPU with the simulation's own volume method. (A limit of 8
+    /// steps without that motion test, earlier, let bodies of `falling_meshes --bodies 200`
+    /// sink through the slab by up to 2.2 m on lavapipe's 3–5-step-old answers; with it the
+    /// lowest point is the CPU backend's.)
     pub max_latency_steps: u64,
 }
 
@@ -68,7 +71,7 @@ impl Default for GpuStageOptions {
             }),
             exact_confirm: true,
             spacing: MeshSpacing::default(),
-            max_latency_steps: 2,
+            max_latency_steps: 8,
         }
     }
 }
@@ -123,6 +126,9 @@ pub struct GpuAnswer {
     pub covered: Vec<((BodyId, BodyId), (u64, u64))>,
     /// The interfering ones, sorted by `(a, b)`.
     pub contacts: Vec<PairContact>,
+    /// Every body's position and orientation at that step (by body id): how far a pair has
+    /// moved since is measured against these.
+    pub states: Vec<(DVec3, DQuat)>,
     /// Submission to answer, milliseconds.
     pub gpu_ms: f64,
     /// Submissions the job took (more than one after an overflow).
@@ -261,6 +267,11 @@ fn contacts(snapshot: Snapshot, answer: StepJobAnswer) -> GpuAnswer {
             .copied()
             .zip(snapshot.shapes.iter().copied())
             .collect(),
+        states: snapshot
+            .bodies
+            .iter()
+            .map(|b| (b.position, b.orientation))
+            .collect(),
         gpu_ms: answer.gpu_ms,
         rounds: answer.rounds,
         ..GpuAnswer::default()
@@ -301,32 +312,69 @@ fn contacts(snapshot: Snapshot, answer: StepJobAnswer) -> GpuAnswer {
     out
 }
 
+/// How far two bodies may have moved against each other since a GPU answer, as a fraction of
+/// the pair's volume lattice spacing, for the answer to stand in for the present: within a
+/// quarter of the spacing, a pair the answer found apart overlaps now by at most that much (a
+/// depth the lattice itself could miss), and a contact advanced by its gradient is off by a
+/// second-order term in that motion.
+pub const REUSE_REACH: f64 = 0.25;
+
+/// The largest displacement, relative to `b`, of any point of the smaller of bodies `a` and `b`
+/// since the states `then` (the bodies' positions and orientations when an answer was computed):
+/// the change in their relative translation plus the relative rotation's angle times the
+/// smaller body's radius about its centre of mass. `None` when a body or its state is missing.
+fn relative_motion(
+    input: &StageInput<'_>,
+    then: &[(DVec3, DQuat)],
+    a: BodyId,
+    b: BodyId,
+) -> Option<f64> {
+    let radius = |i: BodyId| -> Option<f64> {
+        let body = input.bodies.get(i)?;
+        let Some(Shape::Mesh(m)) = input.shape(i) else {
+            return None;
+        };
+        let bx = m.world_aabb(&body.mesh_pose())?;
+        let (lo, hi) = (bx.min.as_dvec3(), bx.max.as_dvec3());
+        Some(((lo + hi) * 0.5 - body.position).length() + (hi - lo).length() * 0.5)
+    };
+    let (ra, rb) = (radius(a)?, radius(b)?);
+    // Moving points of `s` (the smaller) in the frame of `o`.
+    let (s, o, r) = if ra <= rb { (a, b, ra) } else { (b, a, rb) };
+    let rel = |(xs, qs): (DVec3, DQuat), (xo, qo): (DVec3, DQuat)| {
+        let inv = qo.inverse();
+        (inv * (xs - xo), inv * qs)
+    };
+    let now = |i: BodyId| (input.bodies[i].position, input.bodies[i].orientation);
+    let (t0, q0) = rel(*then.get(s)?, *then.get(o)?);
+    let (t1, q1) = rel(now(s), now(o));
+    let angle = (q1 * q0.inverse()).normalize().to_axis_angle().1;
+    let angle = if angle > std::f64::consts::PI {
+        std::f64::consts::TAU - angle
+    } else {
+        angle
+    };
+    let m = (t1 - t0).length() + angle * r;
+    m.is_finite().then_some(m)
+}
+
 fn gpu_error(e: GpuError) -> StageError {
     StageError::Gpu(e.to_string())
 }
 
-/// Runs the CPU stage on `pairs` and appends its contacts and its report's counts to `out`.
-/// Mesh pairs are sampled like the GPU samples them (the uniform method at the GPU's spacing),
-/// so a pair answered on the CPU for a step is the GPU's twin, not another method.
+/// Runs the CPU stage on `pairs` (with the simulation's own volume method) and appends its
+/// contacts and its report's counts to `out`.
 fn cpu_pairs(
     cpu: &mut CpuContacts,
     input: &StageInput<'_>,
-    options: &GpuStageOptions,
     pairs: &[(BodyId, BodyId)],
     out: &mut StageOutput,
 ) -> Result<(), StageError> {
     if pairs.is_empty() {
         return Ok(());
     }
-    let settings = ContactSettings {
-        volume: VolumeMethod::Uniform {
-            spacing: options.spacing(input.settings),
-        },
-        ..*input.settings
-    };
     let input = StageInput {
         candidates: pairs,
-        settings: &settings,
         ..*input
     };
     let mut part = StageOutput::default();
@@ -383,7 +431,7 @@ impl ContactStage for GpuBlockingContacts {
             contacts(request.snapshot, raw)
         };
         let gpu_ms = start.elapsed().as_secs_f64() * 1e3;
-        cpu_pairs(&mut self.cpu, input, &self.options, &cpu, out)?;
+        cpu_pairs(&mut self.cpu, input, &cpu, out)?;
         let r = &mut out.report;
         r.narrow = self.options.narrow_name();
         r.volume = "gpu-uniform";
@@ -629,25 +677,23 @@ impl ContactStage for GpuAsyncContacts {
             .latest
             .as_ref()
             .filter(|l| input.step.saturating_sub(l.step) <= self.options.max_latency_steps);
-        // Mesh pairs the answer covers (same shapes) take its contacts; the others run now.
+        // Mesh pairs the answer covers (same shapes) and that have barely moved against each
+        // other since take its contacts (advanced to now by their gradient); the others run now.
+        let spacing = self.options.spacing(input.settings);
         let mut late = cpu;
         let mut used = Vec::new();
         for &(a, b) in &mesh_pairs {
             let shapes = (mesh_id(input.colliders, a), mesh_id(input.colliders, b));
-            // An answer's contact is advanced to now by its gradient; its "no contact" holds
-            // only for the next step (the bodies may have met since): older, the CPU decides.
             let covered = latest.is_some_and(|l| {
                 let same = l
                     .covered
                     .binary_search_by_key(&(a, b), |&(p, _)| p)
                     .is_ok_and(|k| l.covered[k].1 == shapes);
-                // A contact with parts pushes (advanced by its gradient); one without (touching,
-                // no sampled volume yet) says nothing about later steps.
-                let touching = l
-                    .contacts
-                    .binary_search_by_key(&(a, b), |c| (c.a, c.b))
-                    .is_ok_and(|k| !l.contacts[k].parts.is_empty());
-                same && (touching || input.step.saturating_sub(l.step) <= 1)
+                same && {
+                    let (ma, mb, _, _) = input.mesh_pair(a, b).expect("a mesh pair");
+                    let reach = REUSE_REACH * spacing_for(spacing, ma, mb);
+                    relative_motion(input, &l.states, a, b).is_some_and(|m| m <= reach)
+                }
             });
             if covered {
                 used.push((a, b));
@@ -657,7 +703,7 @@ impl ContactStage for GpuAsyncContacts {
         }
         used.sort_unstable();
         let latency_pairs = mesh_pairs.len() - used.len();
-        cpu_pairs(&mut self.cpu, input, &self.options, &late, out)?;
+        cpu_pairs(&mut self.cpu, input, &late, out)?;
         let r = &mut out.report;
         r.narrow = self.options.narrow_name();
         r.volume = "gpu-uniform";

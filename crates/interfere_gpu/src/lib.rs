@@ -37,7 +37,7 @@ pub use cinder::{
 };
 pub use contact_stage::{
     FinishWork, GpuAnswer, GpuAsyncContacts, GpuBlockingContacts, GpuStageOptions, JobReply,
-    JobRequest, JobServer,
+    JobRequest, JobServer, REUSE_REACH,
 };
 pub use context::{AdapterSummary, GpuContext};
 pub use error::GpuError;

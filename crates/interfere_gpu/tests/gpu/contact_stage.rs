@@ -170,6 +170,88 @@ fn async_stage_answers_later_with_the_same_contacts() {
     assert_twins(&cpu.pairs, &later.pairs, "answer of an earlier step");
 }
 
+/// An answer stands in for a pair only while its bodies have barely moved against each other
+/// since (`REUSE_REACH` of the pair's lattice spacing): the whole scene shifted together keeps
+/// every pair on the answer; one body moved by 0.2 m (far beyond any pair's reach here) sends
+/// exactly its pairs to the CPU, which then agree with the CPU twin at the moved state.
+#[test]
+fn async_stage_leaves_pairs_that_moved_to_the_cpu() {
+    let Some(ctx) = gpu_or_skip("async_stage_leaves_pairs_that_moved_to_the_cpu") else {
+        return;
+    };
+    let sim = scene(12);
+    let pairs = all_pairs(&sim);
+    let input = sim.stage_input(&pairs);
+    let mut stage = GpuAsyncContacts::with_worker(ctx, GpuStageOptions::default()).unwrap();
+    let mut out = StageOutput::default();
+    stage.run(&input, &mut out).unwrap();
+    let next = interfere_dynamics::StageInput {
+        step: input.step + 1,
+        ..input
+    };
+    for _ in 0..1000 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        out.clear();
+        stage.run(&next, &mut out).unwrap();
+        if out.report.latency_steps.is_some() {
+            break;
+        }
+    }
+    assert_eq!(out.report.latency_pairs, 0, "an answer within 10 s");
+    let shift = DVec3::new(0.3, -0.1, 0.2);
+    let shifted: Vec<_> = input
+        .bodies
+        .iter()
+        .map(|b| {
+            let mut b = b.clone();
+            b.position += shift;
+            b
+        })
+        .collect();
+    out.clear();
+    stage
+        .run(
+            &interfere_dynamics::StageInput {
+                step: input.step + 2,
+                bodies: &shifted,
+                ..input
+            },
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(out.report.latency_pairs, 0, "the scene moved as one");
+    let mut moved = input.bodies.to_vec();
+    moved[1].position.x += 0.2;
+    let at_moved = interfere_dynamics::StageInput {
+        step: input.step + 3,
+        bodies: &moved,
+        ..input
+    };
+    out.clear();
+    stage.run(&at_moved, &mut out).unwrap();
+    let with_1 = pairs.iter().filter(|&&(a, b)| a != 0 && (a == 1 || b == 1));
+    assert_eq!(out.report.latency_pairs, with_1.clone().count());
+    // The moved body's pairs are the CPU twin's at the moved state.
+    let redo: Vec<_> = with_1.copied().collect();
+    let mut cpu = StageOutput::default();
+    CpuContacts::default()
+        .run(
+            &interfere_dynamics::StageInput {
+                candidates: &redo,
+                ..at_moved
+            },
+            &mut cpu,
+        )
+        .unwrap();
+    let mine: Vec<PairContact> = out
+        .pairs
+        .iter()
+        .filter(|p| p.a == 1 || p.b == 1)
+        .cloned()
+        .collect();
+    assert_twins(&cpu.pairs, &mine, "the moved body's pairs");
+}
+
 /// A box resting on a static box, stepped by `stage`; returns the simulation after `steps`.
 fn resting_pair() -> Simulation {
     let mut sim = Simulation::new(SimulationSettings::default()).unwrap();
