@@ -93,3 +93,55 @@ fn gpu_backend_answers_from_the_render_world() {
         .y;
     assert!(y > 0.15 && y < 0.45, "the box is at y = {y}");
 }
+
+/// `examples/playground.rs` headless: the forces, layers, sensor and spatial-query checks of its
+/// report all hold (the example exits non-zero otherwise). `cargo test` builds the examples
+/// beside the test binaries; this test runs the one it built.
+#[test]
+fn playground_example_meets_its_criteria_headless() {
+    if interfere_gpu::testing::gpu_or_skip("playground_example_meets_its_criteria_headless")
+        .is_none()
+    {
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // target/<profile>/deps/render_world-… → target/<profile>/examples/playground
+    let example = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|profile| profile.join("examples").join("playground"))
+        .expect("the test binary sits in target/<profile>/deps");
+    assert!(
+        example.exists(),
+        "{} is missing: `cargo test --workspace` builds it (or `cargo build --example playground`)",
+        example.display()
+    );
+    let report =
+        std::env::temp_dir().join(format!("interfere_playground_{}.json", std::process::id()));
+    let out = std::process::Command::new(&example)
+        .args(["--headless", "--frames", "120", "--report"])
+        .arg(&report)
+        .output()
+        .expect("the example runs");
+    let text = std::fs::read_to_string(&report).unwrap_or_default();
+    let _ = std::fs::remove_file(&report);
+    assert!(
+        out.status.success(),
+        "playground exited with {}: {}\n{text}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let value: serde_json::Value = serde_json::from_str(&text).expect("a JSON report");
+    assert_eq!(
+        value["all_criteria_met"],
+        serde_json::Value::Bool(true),
+        "{text}"
+    );
+    let criteria = value["criteria"].as_object().expect("criteria");
+    assert_eq!(criteria.len(), 5, "{text}");
+}
