@@ -19,7 +19,7 @@ impl Default for CpuContacts {
     fn default() -> Self {
         Self {
             narrow: Box::new(CpuNarrowPhase),
-            volume: Box::new(CpuVolumeStage),
+            volume: Box::new(CpuVolumeStage::default()),
         }
     }
 }

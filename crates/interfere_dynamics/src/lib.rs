@@ -37,6 +37,7 @@ pub mod simulation;
 #[cfg(test)]
 mod simulation_tests;
 pub mod sleeping;
+pub mod small_obstacle;
 pub mod solver;
 pub mod stage;
 pub mod stats;

@@ -28,8 +28,15 @@ use interfere_geometry::volume::{ExactOptions, ExactResult, ExactVolume};
 use interfere_geometry::{DPose, Sampling, UniformOptions, UniformVolume, VolumeResult};
 
 /// The CPU volume stage (see the module documentation).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CpuVolumeStage;
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuVolumeStage {
+    /// Shift of the uniform lattice ([`VolumeMethod::Uniform`]) in A's mesh frame, in units of
+    /// the pair's spacing: the lines sit at `(i + ½ + shift) h` instead of `(i + ½) h`
+    /// (`interfere_geometry::Sampling::ShiftedSpacing`). Zero (the default) is the plain lattice;
+    /// the adaptive and exact methods ignore it. For studies of where a small feature falls
+    /// between the lines (`interfere bench small-obstacle`, [`crate::small_obstacle`]).
+    pub lattice_shift: DVec3,
+}
 
 impl VolumeStage for CpuVolumeStage {
     fn name(&self) -> &'static str {
@@ -42,8 +49,9 @@ impl VolumeStage for CpuVolumeStage {
         pairs: Vec<InterferingPair>,
         out: &mut Vec<PairContact>,
     ) -> usize {
+        let shift = self.lattice_shift;
         let contacts = par_map_with(input.settings.thread_count(), &pairs, |p| {
-            pair_contact(input, p.clone())
+            pair_contact_shifted(input, p.clone(), shift)
         });
         let rays = contacts.iter().map(|c| c.rays).sum();
         out.extend(contacts);
@@ -58,10 +66,20 @@ pub fn feature_key(a: BodyId, b: BodyId, region: usize, quadrant: u8) -> u64 {
 
 /// The contact of one interfering pair at the bodies' current states, on the CPU.
 pub fn pair_contact(input: &StageInput<'_>, p: InterferingPair) -> PairContact {
+    pair_contact_shifted(input, p, DVec3::ZERO)
+}
+
+/// [`pair_contact`] with the uniform lattice shifted by `shift` spacings
+/// ([`CpuVolumeStage::lattice_shift`]).
+pub fn pair_contact_shifted(
+    input: &StageInput<'_>,
+    p: InterferingPair,
+    shift: DVec3,
+) -> PairContact {
     let (a, b) = (p.a, p.b);
     let mut c = PairContact::touching(p, input.bodies, input.step);
     match (input.shape(a), input.shape(b)) {
-        (Some(Shape::Mesh(_)), Some(Shape::Mesh(_))) => mesh_mesh(input, &mut c),
+        (Some(Shape::Mesh(_)), Some(Shape::Mesh(_))) => mesh_mesh(input, &mut c, shift),
         (Some(Shape::HalfSpace(h)), Some(Shape::Mesh(m))) => half_space(input, &mut c, a, h, m),
         (Some(Shape::Mesh(m)), Some(Shape::HalfSpace(h))) => half_space(input, &mut c, b, h, m),
         _ => {}
@@ -124,6 +142,18 @@ pub fn sampled_volume(
     b: BodyId,
     method: VolumeMethod,
 ) -> Option<(Result<VolumeResult, String>, DPose)> {
+    sampled_volume_shifted(input, a, b, method, DVec3::ZERO)
+}
+
+/// [`sampled_volume`] with the uniform lattice shifted by `shift` spacings in A's mesh frame
+/// ([`CpuVolumeStage::lattice_shift`]; the adaptive method ignores it).
+pub fn sampled_volume_shifted(
+    input: &StageInput<'_>,
+    a: BodyId,
+    b: BodyId,
+    method: VolumeMethod,
+    shift: DVec3,
+) -> Option<(Result<VolumeResult, String>, DPose)> {
     let (ma, mb, pa, b_to_a) = input.mesh_pair(a, b)?;
     let max_rays = input.settings.max_rays_per_pair;
     let (tree_a, tree_b) = (
@@ -140,7 +170,14 @@ pub fn sampled_volume(
     Some(match method {
         VolumeMethod::Exact => unreachable!("mapped to a lattice above"),
         VolumeMethod::Uniform { spacing } => {
-            let opts = uniform_options(spacing_for(spacing, ma, mb), max_rays);
+            let h = spacing_for(spacing, ma, mb);
+            let mut opts = uniform_options(h, max_rays);
+            if shift != DVec3::ZERO {
+                opts.sampling = Sampling::ShiftedSpacing {
+                    spacing: h,
+                    offset: shift * h,
+                };
+            }
             let r = UniformVolume::with_trees(ma.solid(), tree_a, mb.solid(), tree_b)
                 .and_then(|uv| uv.compute(&b_to_a, &opts))
                 .map_err(|e| e.to_string());
@@ -257,12 +294,12 @@ pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
     }
 }
 
-fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
+fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact, shift: DVec3) {
     let method = input.settings.volume;
     if method == VolumeMethod::Exact {
         return exact_mesh_mesh(input, c);
     }
-    let Some((result, frame)) = sampled_volume(input, c.a, c.b, method) else {
+    let Some((result, frame)) = sampled_volume_shifted(input, c.a, c.b, method, shift) else {
         return;
     };
     match result {

@@ -218,16 +218,22 @@ impl Grid {
                     start: axes.map(|a| lo[a]),
                 }
             }
-            Sampling::Spacing(h) => {
-                let first = axes.map(|a| (lo[a] / h - 0.5).floor());
-                let last = axes.map(|a| (hi[a] / h - 0.5).ceil());
-                Self {
-                    n: [0, 1]
-                        .map(|i| ((last[i] - first[i]).max(0.0) + 1.0).min(u64::MAX as f64) as u64),
-                    h: [h; 2],
-                    start: first.map(|f| f * h),
-                }
+            Sampling::Spacing(h) => Self::lattice(axes, lo, hi, h, DVec3::ZERO),
+            Sampling::ShiftedSpacing { spacing, offset } => {
+                Self::lattice(axes, lo, hi, spacing, offset)
             }
+        }
+    }
+
+    /// Lattice lines `(i + ½) h + o` across `axes` covering `[lo, hi]` (the CPU's `Grid`, bit
+    /// for bit).
+    fn lattice(axes: [usize; 2], lo: DVec3, hi: DVec3, h: f64, offset: DVec3) -> Self {
+        let first = axes.map(|a| ((lo[a] - offset[a]) / h - 0.5).floor());
+        let last = axes.map(|a| ((hi[a] - offset[a]) / h - 0.5).ceil());
+        Self {
+            n: [0, 1].map(|i| ((last[i] - first[i]).max(0.0) + 1.0).min(u64::MAX as f64) as u64),
+            h: [h; 2],
+            start: [0, 1].map(|i| first[i] * h + offset[axes[i]]),
         }
     }
 
@@ -444,8 +450,13 @@ pub(crate) fn prepare_pair(
                     .into(),
             });
         }
-        Sampling::Spacing(h) if !(h.is_finite() && h > 0.0) => {
+        Sampling::Spacing(h) | Sampling::ShiftedSpacing { spacing: h, .. }
+            if !(h.is_finite() && h > 0.0) =>
+        {
             return Err(VolumeError::InvalidSpacing(h).into());
+        }
+        Sampling::ShiftedSpacing { offset, .. } if !offset.is_finite() => {
+            return Err(VolumeError::NonFiniteOffset.into());
         }
         _ => {}
     }

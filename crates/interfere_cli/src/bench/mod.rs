@@ -6,6 +6,7 @@ pub mod faces;
 pub mod gpu_job;
 pub mod parry_peer;
 pub mod sap;
+pub mod small_obstacle;
 
 pub mod tumble;
 pub mod volume;
@@ -31,6 +32,10 @@ pub enum BenchCommand {
     /// One GPU job per physics step (CInDeR, triangle traversal, every pair's volume in one
     /// submission) against the same work in separate blocking calls.
     GpuJob(gpu_job::GpuJobArgs),
+    /// The small-obstacle scene at many random placements: how often adaptive and uniform
+    /// sampling of the same ray budget deflect the cube, and its rebound against the ideal
+    /// frictionless bounce.
+    SmallObstacle(small_obstacle::SmallObstacleArgs),
 }
 
 /// Runs a benchmark; `quiet` silences the progress reports on standard error.
@@ -42,5 +47,6 @@ pub fn run(cmd: BenchCommand, quiet: bool) -> Result<(), String> {
         BenchCommand::Faces(a) => faces::run(a, quiet),
         BenchCommand::Volume(a) => volume::run(a, quiet),
         BenchCommand::GpuJob(a) => gpu_job::run(a),
+        BenchCommand::SmallObstacle(a) => small_obstacle::run(a, quiet),
     }
 }

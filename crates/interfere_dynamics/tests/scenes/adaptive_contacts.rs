@@ -673,7 +673,9 @@ fn adaptive_sees_tiny_bump_that_uniform_misses() {
 /// area, the one x ray through the 0.1 mm layer made a one-sided x contact that braked it to
 /// 0.13 m/s and pitched it); with the bump, adaptive contacts stop and lift it (the pivot over
 /// the bump's edge lifts the centre by millimetres) while the budget-matched uniform lattice
-/// (10 mm) lets it pass untouched.
+/// (10 mm) lets it pass untouched: its lines sit ±5 mm around the bump's centre lines and cannot
+/// cross it. How often a shifted lattice sees the bump: `small_obstacle_study_at_random_placements`
+/// (tests/scenes.rs).
 #[test]
 fn cube_slides_over_slab_and_hits_tiny_bump() {
     let run = |sampling: VolumeMethod, with_bump: bool, cube_first: bool| {

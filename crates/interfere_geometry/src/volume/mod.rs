@@ -69,6 +69,9 @@ pub enum VolumeError {
     /// The relative pose has a NaN or infinite entry.
     #[error("the relative pose has a non-finite entry")]
     NonFinitePose,
+    /// The lattice offset of [`Sampling::ShiftedSpacing`] has a NaN or infinite entry.
+    #[error("the lattice offset has a non-finite entry")]
+    NonFiniteOffset,
     /// The ray origin or direction is not finite, or the direction is zero.
     #[error("the ray needs a finite origin and a finite non-zero direction")]
     InvalidRay,
