@@ -1338,8 +1338,8 @@ fn non_finite_writes_are_refused_per_body() {
     assert!(pw.body(b).unwrap().position.y < 3.0, "b keeps falling");
 }
 
-/// Oracle: primitive colliders (`Collider::sphere`, `Collider::cuboid`, a compound) dropped on a
-/// half-space, and a sphere dropped on a mesh slab (a primitive–mesh pair), land and rest at
+/// Oracle: primitive colliders (`Collider::sphere`, `Collider::cuboid`, a compound of a box and
+/// a ball) dropped on a half-space, and a sphere dropped on a mesh slab (a primitive–mesh pair), land and rest at
 /// their closed-form heights (radius, half height; within 2 mm: the volume slop and the last
 /// step's motion), level and still; the sphere–slab pair reports a `CollisionStarted`.
 #[test]
@@ -1370,13 +1370,11 @@ fn primitive_colliders_land_and_rest_on_half_space_and_mesh() {
         Transform::from_xyz(2.0, 1.5, 0.0).with_rotation(Quat::from_rotation_y(0.4)),
     );
     let on_mesh = body(Collider::sphere(0.25), Transform::from_xyz(5.0, 2.0, 0.0));
+    // A box with a ball on top (centre of mass off the box's centre, above its face).
     let compound = body(
         Collider::compound([
-            (Transform::from_xyz(-0.3, 0.0, 0.0), Collider::sphere(0.2)),
-            (
-                Transform::from_xyz(0.3, 0.0, 0.0),
-                Collider::cuboid(Vec3::splat(0.2)),
-            ),
+            (Transform::default(), Collider::cuboid(Vec3::splat(0.2))),
+            (Transform::from_xyz(0.1, 0.35, 0.0), Collider::sphere(0.15)),
         ]),
         Transform::from_xyz(-3.0, 1.5, 0.0),
     );
@@ -1396,8 +1394,10 @@ fn primitive_colliders_land_and_rest_on_half_space_and_mesh() {
         let t = app.world().get::<Transform>(e).unwrap();
         assert!(
             (t.translation.y - want).abs() < 2e-3,
-            "{e}: rests at y = {}, expected {want}",
-            t.translation.y
+            "{e}: rests at y = {}, expected {want} ({:?}, {})",
+            t.translation.y,
+            t.rotation,
+            app.world().get::<LinearVelocity>(e).unwrap().0
         );
         let v = app.world().get::<LinearVelocity>(e).unwrap().0;
         assert!(v.y.abs() < 1e-2, "{e}: vertical speed {v}");

@@ -23,23 +23,33 @@
 //! **Volume contacts.** A closed-form volume's flat regions ([`PrimitiveVolume::regions_b`],
 //! their pieces [`PrimitiveVolume::pieces_b`]) become a four-part manifold at the principal radii
 //! of the contact surface, as an exact mesh region does ([`crate::mesh_volume::principal_parts`],
-//! the same depth cap at twice the mean depth); a tessellated pair's exact result is split per
+//! the same depth cap at twice the mean depth; an isotropic surface — a ball's cap disk, a
+//! cube's square face — has its axes set by the part's local X axis, not by rounding); a tessellated pair's exact result is split per
 //! region as in the mesh–mesh stage ([`crate::volume_stage::exact_parts`]). Feature keys number
 //! the regions by `(part of a, part of b, region)`, stable while the same parts touch.
 //!
-//! **Half-spaces.** A part within the speculative margin of a plane
-//! ([`crate::narrow_phase::shape_margin`]) but not below it gets speculative parts: the cap
-//! below the plane raised by the margin `δ` gives their points (moved down to the plane),
-//! directions and areas `A_q`, and each part's volume is `−gap · A_q` (the part's gap above the
-//! plane), a first-order constraint that lets the gap close and no more. A part below the plane
-//! gets the parts of its true cap. (The mesh–half-space stage corrects the raised volume instead,
-//! `V_q − δ A_q`, which is exact for flat faces; for a curved surface the cap's volume is
-//! quadratic in the depth and that correction would sink a sphere by `δ`.)
+//! **Half-spaces.** As for a mesh (`volume_stage`), each part near or below the plane (within
+//! its speculative margin `δ`) gets four parts from the cap below the plane raised by `δ`, so they
+//! exist, stay put while a face lands, tilts and rests, and give speculative constraints before
+//! it touches. The four points are the cap's centroid `± r₁ e₁ ± r₂ e₂` (principal axes and
+//! radii of gyration of the cap section; for an isotropic section the part's local X axis sets
+//! `e₁`), each with a quarter of the cap's area, moved down to the plane. A part's volume is
+//! `A_q (d_q − δ)`, `d_q` the depth of the primitive's surface under its point below the raised
+//! plane (a ray cast): its own penetration (negative: its gap) times its area, as the mesh
+//! stage's quadrants have, so a tilted face presses on one side and lifts on the other. One
+//! equal shift makes the four sum to the raised cap's volume carried down to the plane to second
+//! order, `V(δ) − δ A(δ) + ½ δ² dA/dh` (`dA/dh` from the section at `δ/2`, faded out over the
+//! part's gap): exact for a flat face, within `π δ³` for a ball's cap, whose volume is cubic in
+//! its depth (the first-order `V − δ A` of the mesh stage would sink a ball by about `δ`). Each
+//! part's force acts along the surface normal's line ([`force_line`]): through a ball's centre,
+//! a capsule's or cylinder's axis (so a ball rolls freely), or through the point for a flat
+//! face. The margin is the shape's, but with the speed at which the part's surface approaches
+//! the plane (a ball's spin does not count). The pair's totals are the true cap's.
 
 use crate::body::RigidBody;
 use crate::collider::{HalfSpace, MeshShape, PrimitiveShape, Shape};
 use crate::contact::{BodyId, VolumeContact};
-use crate::mesh_volume::principal_parts;
+use crate::mesh_volume::principal_parts_with_hint;
 use crate::narrow_phase::shape_margin;
 use crate::stage::{InterferingPair, PairContact, StageInput};
 use crate::volume_stage::{exact_parts, exact_totals, feature_key};
@@ -233,19 +243,21 @@ fn primitive_parts(
     b: BodyId,
     v: &PrimitiveVolume,
     region: usize,
+    hint: DVec3,
 ) -> Option<Vec<VolumeContact>> {
     let ends: Vec<(DVec3, DVec3)> = v
         .pieces_b
         .iter()
         .map(|p| (p.centroid, p.vector_area))
         .collect();
-    let parts = principal_parts(
+    let parts = principal_parts_with_hint(
         v.volume,
         v.translation_gradient,
         v.rotation_gradient,
         v.point,
         &ends,
         &DPose::IDENTITY,
+        Some(hint),
     )?;
     let area: f64 = v.regions_b.iter().map(|r| r.area()).sum();
     let cap = if area > 0.0 {
@@ -267,6 +279,77 @@ fn primitive_parts(
             })
             .collect(),
     )
+}
+
+/// The axis that orients an isotropic contact's parts (see
+/// [`crate::mesh_volume::principal_parts_with_hint`]): the local X axis of the first part of the
+/// pair, so that they turn with the body.
+fn hint_of(x: &Piece<'_>, y: &Piece<'_>) -> DVec3 {
+    match (x, y) {
+        (Piece::Part(_, _, pose), _) | (_, Piece::Part(_, _, pose)) | (Piece::Mesh(_, pose), _) => {
+            pose.rotation.x_axis
+        }
+    }
+}
+
+/// A point of the line the contact force of a part at `point` acts along, for a primitive
+/// pressed on a plane of normal `n`: a curved surface's normals pass through its centre (a
+/// sphere, a capsule's ends) or its axis (a capsule's or cylinder's side), so turning the body
+/// about them changes no part's volume (a ball rolls freely); a flat face (a cuboid, a
+/// cylinder's cap, `|n · axis| > 0.99`) has its normals along `n` through the point itself, so
+/// tilting it presses one side and lifts the other.
+fn force_line(p: &Primitive, pose: &DPose, n: DVec3, point: DVec3) -> DVec3 {
+    let centre = pose.translation;
+    let axis = pose.rotation.y_axis;
+    let on_axis = |half: f64| centre + axis * (point - centre).dot(axis).clamp(-half, half);
+    match *p {
+        Primitive::Sphere { .. } => centre,
+        Primitive::Capsule { half_length, .. } => on_axis(half_length),
+        Primitive::Cylinder { half_height, .. } if n.dot(axis).abs() <= 0.99 => {
+            on_axis(half_height)
+        }
+        _ => point,
+    }
+}
+
+/// Four points of a flat contact region, `c ± r₁ e₁ ± r₂ e₂` with `e_k` its principal axes and
+/// `r_k` its radii of gyration (so four equal point forces there have the region's total, moment
+/// and second moment: they resist tilting as the distributed contact does); an isotropic region
+/// (principal moments within 1e-3) takes `e₁` from `hint` projected on its plane, so that the
+/// parts (and their feature keys) turn with the body instead of with rounding. `None` for an
+/// empty region.
+fn quadrant_points(
+    region: &interfere_geometry::PlanarRegion,
+    n: DVec3,
+    hint: DVec3,
+) -> Option<[DVec3; 4]> {
+    let area = region.area();
+    if !(area > 0.0 && area.is_finite()) {
+        return None;
+    }
+    let (u, v) = n.any_orthonormal_pair();
+    let m = &region.second_moment;
+    let (muu, muv, mvv) = (u.dot(*m * u), u.dot(*m * v), v.dot(*m * v));
+    let half_trace = 0.5 * (muu + mvv);
+    let diff = 0.5 * (muu - mvv);
+    let root = (diff * diff + muv * muv).sqrt();
+    let (l1, l2) = ((half_trace + root).max(0.0), (half_trace - root).max(0.0));
+    let angle = 0.5 * (2.0 * muv).atan2(muu - mvv);
+    let mut e1 = u * angle.cos() + v * angle.sin();
+    if root <= 1e-3 * half_trace
+        && let Some(e) = (hint - n * n.dot(hint)).try_normalize()
+    {
+        e1 = e;
+    }
+    let e2 = n.cross(e1);
+    let (r1, r2) = ((l1 / area).sqrt(), (l2 / area).sqrt());
+    let c = region.centroid;
+    Some([
+        c + e1 * r1 + e2 * r2,
+        c - e1 * r1 + e2 * r2,
+        c - e1 * r1 - e2 * r2,
+        c + e1 * r1 - e2 * r2,
+    ])
 }
 
 /// The exact mesh–mesh volume of two meshes placed by `wa`, `wb` (gradient with respect to B),
@@ -385,7 +468,8 @@ pub fn primitive_pair_contact(input: &StageInput<'_>, c: &mut PairContact) {
                         Some(Ok(Some(v))) => {
                             totals.add_primitive(&v);
                             parts.extend(
-                                primitive_parts(a, b, &v, region_of(i, j, 0)).unwrap_or_default(),
+                                primitive_parts(a, b, &v, region_of(i, j, 0), hint_of(&x, y))
+                                    .unwrap_or_default(),
                             );
                         }
                         Some(Ok(None)) => {}
@@ -436,54 +520,100 @@ fn plane_contact(
         translation: n * off,
     };
     let pose = ob.mesh_pose();
-    let delta = shape_margin(ob, other, input.dt);
+    let margin = shape_margin(ob, other, input.dt);
+    let size = other
+        .local_box()
+        .map_or(0.0, |(lo, hi)| (hi - lo).min_element());
+    let approach = (-n.dot(ob.linear_velocity)).max(0.0);
     let oriented = |v: PrimitiveVolume| if sign > 0.0 { v } else { v.swapped() };
     let mut totals = Totals::default();
     let mut parts = Vec::new();
     for piece in pieces(other, &pose) {
         let i = piece.index();
-        let region = region_of(0, i, 0);
         let (p, wp) = match &piece {
             Piece::Part(_, p, wp) => (*p, *wp),
             Piece::Mesh(..) => continue, // mesh–half-space pairs are the volume stage's
         };
-        match intersection_volume(&plane, &at(offset), p.primitive(), &wp) {
-            Ok(Some(v)) => {
-                let v = oriented(v);
-                totals.add_primitive(&v);
-                parts.extend(primitive_parts(c.a, c.b, &v, region).unwrap_or_default());
-                continue;
-            }
-            Ok(None) => {}
+        // The part's margin: the shape's (`shape_margin`) but with the speed its surface
+        // approaches the plane at: the centre's speed along −n, plus the spin times the part's
+        // reach except for a ball (turning a ball about its centre brings nothing closer). A
+        // rolling ball with the whole body's margin would take its parts from a cap far wider
+        // than its contact, where the second-order carry-down below is no longer accurate.
+        let reach = match p.primitive() {
+            Primitive::Sphere { .. } => 0.0,
+            _ => p.local_box().1.length(),
+        };
+        let speed = approach + ob.angular_velocity.length() * reach;
+        let delta = (0.01 * size + 2.0 * input.dt * speed).min(margin);
+        if !(delta > 0.0 && delta.is_finite()) {
+            continue;
+        }
+        let real = match intersection_volume(&plane, &at(offset), p.primitive(), &wp) {
+            Ok(v) => v.map(oriented),
             Err(e) => {
                 c.refused = Some(e.to_string());
                 continue;
             }
-        }
-        // Above the plane: speculative parts from the cap below the raised plane.
-        let Ok(Some(low)) = p.primitive().support(&wp, -n) else {
-            continue;
         };
-        let gap = n.dot(low) - offset;
+        if let Some(v) = &real {
+            totals.add_primitive(v);
+        }
+        // The parts come from the cap below the plane raised by the margin (as for a mesh).
         let Ok(Some(raised)) = intersection_volume(&plane, &at(offset + delta), p.primitive(), &wp)
         else {
             continue;
         };
-        let Some(raw) = primitive_parts(c.a, c.b, &raised, region) else {
+        let Some(region) = raised.regions_b.first() else {
             continue;
         };
-        parts.extend(raw.into_iter().map(|part| {
-            // Gradients here are with respect to `other`'s motion: its cap area is −n · linear.
-            let area = (-n.dot(part.linear)).max(0.0);
-            VolumeContact {
-                volume: -gap * area,
-                point: part.point - n * delta,
-                linear: sign * part.linear,
-                // About the lowered point: τ' = τ + (p − p') × g.
-                angular: sign * (part.angular + (n * delta).cross(part.linear)),
-                ..part
+        let total_area = region.area();
+        let Some(points) = quadrant_points(region, n, wp.rotation.x_axis) else {
+            continue;
+        };
+        // Depth of the primitive's surface under each point, below the raised plane.
+        let reach = 2.0 * p.local_box().1.length() + delta;
+        let depth = |q: DVec3| {
+            let from = q - n * reach;
+            match p.primitive().ray_cast(&wp, from, n, reach) {
+                Ok(Some(hit)) if hit.normal != DVec3::ZERO => reach - hit.t,
+                _ => 0.0,
             }
-        }));
+        };
+        let depths: Vec<f64> = points.iter().map(|&q| depth(q)).collect();
+        let share = 0.25 * total_area;
+        // First-order volumes at the real plane, then one shift (equal per part, as the areas
+        // are) that makes their sum the raised cap's volume carried down to the real plane to
+        // second order: `V(δ) − δ A(δ) + ½ δ² dA/dh`, with dA/dh from the section at δ/2 and
+        // faded out over the part's gap (0 at a gap of δ).
+        let first: f64 = depths.iter().map(|d| share * d).sum();
+        let Ok(Some(low)) = p.primitive().support(&wp, -n) else {
+            continue;
+        };
+        let gap = n.dot(low) - offset;
+        let half_area: f64 =
+            match intersection_volume(&plane, &at(offset + 0.5 * delta), p.primitive(), &wp) {
+                Ok(Some(v)) => v.regions_b.iter().map(|r| r.area()).sum(),
+                _ => 0.0,
+            };
+        let slope = ((total_area - half_area) / (0.5 * delta)).max(0.0);
+        let fade = (1.0 - gap.max(0.0) / delta).clamp(0.0, 1.0);
+        let shift = (raised.volume - first + 0.5 * delta * delta * slope * fade) / 4.0;
+        // ∂V/∂x of a part with respect to `other`'s motion: its quarter of −A n.
+        let g = region.vector_area * 0.25;
+        for (q, (point, d)) in points.iter().zip(&depths).enumerate() {
+            let at_plane = *point - n * delta;
+            let line = force_line(p.primitive(), &wp, n, at_plane);
+            parts.push(VolumeContact {
+                body_a: c.a,
+                body_b: c.b,
+                volume: share * (d - delta) + shift,
+                point: at_plane,
+                linear: sign * g,
+                // The part's force acts along the surface normal's line (see `force_line`).
+                angular: sign * (line - at_plane).cross(g),
+                feature: feature_key(c.a, c.b, region_of(0, i, 0), q as u8),
+            });
+        }
     }
     totals.finish(c);
     c.parts = parts;

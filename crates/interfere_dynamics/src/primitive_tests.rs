@@ -215,10 +215,20 @@ fn primitive_contact_volumes_match_closed_forms() {
         "{}",
         c.linear
     );
+    // The parts come from the cap below the plane raised by the margin δ (here 1 % of the
+    // diameter) carried down to second order: the cap's volume is cubic in its depth, so they
+    // sum to the true volume within π δ³ (the third-order term is π δ³ / 3 at most).
+    let delta = 0.01 * 2.0 * r;
     let vol: f64 = c.parts.iter().map(|p| p.volume).sum();
-    assert!((vol - want).abs() < 1e-12 * want.max(1.0));
-    // Every part acts on the plane.
-    assert!(c.parts.iter().all(|p| p.point.z.abs() < 1e-12));
+    assert!((vol - want).abs() < PI * delta.powi(3), "{vol} vs {want}");
+    // Every part acts on the plane, along a line through the ball's centre (no torque about
+    // it: turning the ball changes nothing).
+    let centre = sim.body(ball).unwrap().position;
+    for p in &c.parts {
+        assert!(p.point.z.abs() < 1e-12);
+        let about_centre = p.angular + (p.point - centre).cross(p.linear);
+        assert!(about_centre.length() < 1e-12, "{about_centre}");
+    }
 
     // A cuboid sunk by 0.05 (tilted about z only, so its bottom face stays flat):
     // V = 0.05 · 4 hx hy, ∂V/∂x_b = −4 hx hy ẑ.
@@ -240,6 +250,9 @@ fn primitive_contact_volumes_match_closed_forms() {
     let want = 0.05 * 4.0 * h.x * h.y;
     assert!((c.volume - want).abs() < 1e-12, "{} vs {want}", c.volume);
     assert!((c.linear + DVec3::Z * 4.0 * h.x * h.y).length() < 1e-12);
+    // A flat face: the parts sum to the volume exactly.
+    let vol: f64 = c.parts.iter().map(|p| p.volume).sum();
+    assert!((vol - want).abs() < 1e-12, "{vol} vs {want}");
 }
 
 /// Drops `shape` from rest at height `z0` (of its centre) onto `ground` and runs `steps`
@@ -416,9 +429,11 @@ fn compound_and_capsule_come_to_rest() {
     }
     let b = sim.body(body).unwrap();
     let x_axis = b.orientation * DVec3::X;
-    assert!(x_axis.z.abs() < 1e-3, "not level: {x_axis}");
+    // Level: the balls' heights differ by less than 1.6 mm over the 0.8 m between them (each
+    // sinks about √(2 · slop · δ) ≈ 0.8 mm into the ground, see the sphere test).
+    assert!(x_axis.z.abs() < 2e-3, "not level: {x_axis}");
     assert!(
-        (b.position.z - 0.15).abs() < 1e-3,
+        (b.position.z - 0.15).abs() < 2e-3,
         "height {}",
         b.position.z
     );
@@ -554,9 +569,9 @@ fn spatial_queries_on_primitives_match_closed_forms() {
 }
 
 /// Oracle: a sphere launched along the ground with speed `v₀` and no spin ends rolling without
-/// slipping at `5/7 v₀` (the angular momentum about the contact line is conserved:
-/// `m v₀ r = m v r + ⅖ m r² ω`, `ω = v/r`), at constant speed (no energy gain while rolling),
-/// without drifting sideways.
+/// slipping (`ω r = v` within 1 %) at `5/7 v₀` (the angular momentum about the contact line is
+/// conserved: `m v₀ r = m v r + ⅖ m r² ω`), at constant speed (no energy gain or rolling
+/// resistance), without drifting sideways, its overlap with the ground below 1 mm.
 #[test]
 fn launched_sphere_rolls_at_five_sevenths_of_its_speed() {
     let (r, v0) = (0.15, 0.5);
@@ -576,12 +591,125 @@ fn launched_sphere_rolls_at_five_sevenths_of_its_speed() {
         sim.step();
         speeds.push(sim.body(body).unwrap().linear_velocity);
     }
+    // Within 1 % of 5/7 v₀, then constant within 0.5 %: no gain, no loss while rolling.
     let want = 5.0 / 7.0 * v0;
     for v in &speeds[60..] {
         assert!((v.x - want).abs() < 0.01 * want, "{v} vs {want}");
+        assert!(
+            (v.x - speeds[60].x).abs() < 0.005 * want,
+            "{v} vs {}",
+            speeds[60]
+        );
         assert!(v.y.abs() < 1e-3 && v.z.abs() < 1e-3, "{v}");
     }
     let b = sim.body(body).unwrap();
-    assert!((b.angular_velocity.y - want / r).abs() < 0.01 * want / r);
-    assert!((b.position.z - r).abs() < 3e-4);
+    assert!(
+        (b.angular_velocity.y * r - b.linear_velocity.x).abs() < 0.01 * want,
+        "{} {}",
+        b.angular_velocity,
+        b.linear_velocity
+    );
+    assert!((b.position.z - r).abs() < 1e-3, "{}", b.position.z);
+}
+
+/// Step time of `n` spheres falling into a walled pen (half-space floor and walls), as
+/// primitives or as shared 320-triangle icosphere meshes; one worker thread. Not a test: run
+/// `cargo test --release -p interfere_dynamics --lib primitive_spheres_step_time -- --ignored
+/// --nocapture` (figures in docs/benchmarks.md).
+#[test]
+#[ignore]
+fn primitive_spheres_step_time() {
+    use std::time::Instant;
+    let (r, side, layers, steps) = (0.25, 6usize, 6usize, 240usize);
+    let ico = Shape::Mesh(Arc::new(
+        MeshShape::new(interfere_geometry::shapes::icosphere(r as f32, 2).unwrap()).unwrap(),
+    ));
+    for (label, shape) in [
+        ("primitive sphere", sphere(r)),
+        ("icosphere mesh (320)", ico),
+    ] {
+        let mut s = SimulationSettings::default();
+        s.contact.threads = 1;
+        let mut sim = Simulation::new(s).unwrap();
+        add_ground(&mut sim);
+        let half = side as f64 * 0.3 + 0.2;
+        for n in [DVec3::X, -DVec3::X, DVec3::Y, -DVec3::Y] {
+            let body = RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap();
+            let wall = HalfSpace::new(n, -n * half).unwrap();
+            sim.insert(body, Some(Collider::half_space(wall))).unwrap();
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for k in 0..side * side * layers {
+            let (i, j, l) = (k % side, (k / side) % side, k / (side * side));
+            let at = DVec3::new(
+                (i as f64 - (side as f64 - 1.0) / 2.0) * 0.6 + rng.random_range(-0.05..0.05),
+                (j as f64 - (side as f64 - 1.0) / 2.0) * 0.6 + rng.random_range(-0.05..0.05),
+                0.4 + l as f64 * 0.6,
+            );
+            add_dynamic(&mut sim, &shape, at);
+        }
+        let start = Instant::now();
+        let mut pairs = 0;
+        for _ in 0..steps {
+            sim.step();
+            pairs += sim.pair_contacts().len();
+        }
+        let ms = start.elapsed().as_secs_f64() * 1e3 / steps as f64;
+        let top = sim
+            .bodies()
+            .iter()
+            .map(|b| b.position.z)
+            .fold(f64::NEG_INFINITY, f64::max);
+        println!(
+            "{label}: {} bodies, {steps} steps, {ms:.2} ms/step, {:.0} interfering pairs/step, \
+             highest centre at the end {top:.3} m",
+            side * side * layers,
+            pairs as f64 / steps as f64
+        );
+    }
+}
+
+/// Oracle: a box with a ball fixed on top (a compound whose centre of mass is off the box's
+/// centre and high) dropped flat on the ground lands and stays at rest on the box's face: no
+/// spin picked up at the landing, level, at the box's half height within the slop, and the
+/// energy never above the start. (Its twin mesh rests too; this failed while the four parts of a
+/// flat face carried identical constraints.)
+#[test]
+fn top_heavy_compound_rests_on_its_face() {
+    let shape = Shape::compound(vec![
+        CompoundPart {
+            pose: at(DVec3::ZERO),
+            shape: Primitive::cuboid(DVec3::splat(0.2)).unwrap(),
+        },
+        CompoundPart {
+            pose: at(DVec3::new(0.1, 0.0, 0.35)),
+            shape: Primitive::sphere(0.15).unwrap(),
+        },
+    ])
+    .unwrap();
+    let mut sim = Simulation::new(SimulationSettings::default()).unwrap();
+    add_ground(&mut sim);
+    let body = sim
+        .insert(
+            dynamic_body(&shape, DVec3::new(0.0, 0.0, 1.5), DQuat::IDENTITY),
+            Some(Collider::from_shape(shape.clone())),
+        )
+        .unwrap();
+    sim.set_can_sleep(body, false).unwrap();
+    let e0 = energy(&sim);
+    for k in 0..400 {
+        sim.step();
+        assert!(energy(&sim) - e0 < 1e-6 * DENSITY, "step {k}");
+        let b = sim.body(body).unwrap();
+        if k > 60 {
+            assert!(
+                b.angular_velocity.length() < 1e-2 && b.linear_velocity.length() < 1e-2,
+                "step {k}: {} {}",
+                b.linear_velocity,
+                b.angular_velocity
+            );
+            assert!((b.mesh_pose().translation.z - 0.2).abs() < 5e-4);
+            assert!((b.orientation * DVec3::Z).z > 1.0 - 1e-6);
+        }
+    }
 }
