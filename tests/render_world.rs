@@ -51,14 +51,14 @@ fn gpu_backend_answers_from_the_render_world() {
     );
     app.world_mut().spawn((
         RigidBody::Static,
-        Collider::cuboid(Vec3::new(2.0, 0.25, 2.0)),
+        Collider::cuboid_mesh(Vec3::new(2.0, 0.25, 2.0)),
         Transform::from_xyz(0.0, -0.25, 0.0),
     ));
     let b = app
         .world_mut()
         .spawn((
             RigidBody::Dynamic,
-            Collider::cuboid(Vec3::splat(0.25)),
+            Collider::cuboid_mesh(Vec3::splat(0.25)),
             Transform::from_xyz(0.0, 0.4, 0.0),
             NeverSleep,
         ))

@@ -1,6 +1,10 @@
-//! Colliders: the shape a body collides with — a closed triangle mesh given as a Bevy `Mesh` (a
-//! handle, or the entity's own `Mesh3d`) or as an Interfere [`Solid`], or a half-space — and its
-//! preparation: the mesh is validated, the entity's scale baked in, and the hierarchies built
+//! Colliders: the shape a body collides with — a primitive (sphere, capsule, cuboid, cylinder:
+//! closed-form mass, contacts and queries), a compound of primitives, a closed triangle mesh given
+//! as a Bevy `Mesh` (a handle, or the entity's own `Mesh3d`) or as an Interfere [`Solid`], or a
+//! half-space — and its preparation. A primitive or compound is ready at once (the entity's
+//! scale applied to its dimensions: any scale for a cuboid, `|x| = |z|` for a cylinder, a uniform
+//! one for a sphere, a capsule or a compound; another scale is refused with a
+//! [`ColliderError`]). A mesh's preparation: the mesh is validated, the entity's scale baked in, and the hierarchies built
 //! (the OBBTree of Gottschalk–Lin–Manocha for the exact narrow phase, the Greß–Zachmann balanced
 //! AABB tree for ray sampling; `interfere_dynamics::MeshShape`).
 //!
@@ -18,7 +22,8 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy::tasks::{AsyncComputeTaskPool, Task, futures::check_ready};
 use interfere_dynamics::{HalfSpace, MeshShape, Shape};
-use interfere_geometry::glam::Vec3 as GVec3;
+use interfere_geometry::glam::{DMat3, DVec3, Vec3 as GVec3};
+use interfere_geometry::{CompoundPart, DPose, Primitive, PrimitiveError};
 use interfere_geometry::{ShapeError, Solid, TriMesh, shapes};
 use std::sync::Arc;
 
@@ -41,9 +46,18 @@ pub enum ColliderSource {
         /// A point on the plane.
         point: Vec3,
     },
-    /// A generator ([`Collider::cuboid`], [`Collider::icosphere`]) refused its parameters; the
-    /// entity gets a [`ColliderError`] naming the parameter.
+    /// A generator ([`Collider::cuboid_mesh`], [`Collider::icosphere`]) refused its parameters;
+    /// the entity gets a [`ColliderError`] naming the parameter.
     Invalid(ShapeError),
+    /// A sphere, capsule, cuboid or cylinder centred at the entity's origin (a half-space
+    /// primitive is a half-space through the origin).
+    Primitive(Primitive),
+    /// Several primitives, each placed by its pose in the entity's frame (see
+    /// [`Collider::compound`]).
+    Compound(Vec<CompoundPart>),
+    /// A primitive or compound constructor refused its parameters; the entity gets a
+    /// [`ColliderError`] naming them.
+    InvalidPrimitive(PrimitiveError),
 }
 
 /// The collision shape of a body, in the entity's local frame (the entity's `Transform` scale
@@ -95,17 +109,114 @@ impl Collider {
         }
     }
 
-    /// A box with the given half extents (12 triangles). Half extents that are not finite and
-    /// positive give a collider that the plugin refuses with a [`ColliderError`].
+    /// A box with the given half extents, as a primitive (closed-form mass, contacts and
+    /// queries). Half extents that are not finite and positive give a collider that the plugin
+    /// refuses with a [`ColliderError`].
     pub fn cuboid(half_extents: Vec3) -> Self {
+        Self::primitive_or_refused(Primitive::cuboid(half_extents.as_dvec3()))
+    }
+
+    /// A ball of the given radius, as a primitive.
+    pub fn sphere(radius: f32) -> Self {
+        Self::primitive_or_refused(Primitive::sphere(radius as f64))
+    }
+
+    /// A capsule along the entity's local Y (as Bevy's `Capsule3d`): the points within
+    /// `radius` of the segment `y ∈ [−half_length, half_length]`, as a primitive.
+    pub fn capsule(half_length: f32, radius: f32) -> Self {
+        Self::primitive_or_refused(Primitive::capsule(half_length as f64, radius as f64))
+    }
+
+    /// A cylinder along the entity's local Y (as Bevy's `Cylinder`) with flat caps at
+    /// `y = ±half_height`, as a primitive.
+    pub fn cylinder(half_height: f32, radius: f32) -> Self {
+        Self::primitive_or_refused(Primitive::cylinder(half_height as f64, radius as f64))
+    }
+
+    /// Any `interfere_geometry` primitive (a half-space primitive gives a half-space through
+    /// the entity's origin).
+    pub fn primitive(primitive: Primitive) -> Self {
+        Self {
+            source: ColliderSource::Primitive(primitive),
+        }
+    }
+
+    /// Several primitive colliders fixed in one body, each placed by a `Transform` in the
+    /// entity's frame (its scale is applied to that part's dimensions, with the rules of the
+    /// entity scale in the module documentation). Every part must be a primitive collider
+    /// ([`Collider::sphere`], [`Collider::capsule`], [`Collider::cuboid`],
+    /// [`Collider::cylinder`], [`Collider::primitive`] with a bounded primitive, or a compound,
+    /// whose parts are taken over); anything else, or no part, gives a collider the plugin
+    /// refuses with a [`ColliderError`]. The parts should not overlap (their masses add).
+    pub fn compound(parts: impl IntoIterator<Item = (Transform, Collider)>) -> Self {
+        let mut out = Vec::new();
+        for (k, (t, c)) in parts.into_iter().enumerate() {
+            let refuse = |why: String| Self {
+                source: ColliderSource::InvalidPrimitive(PrimitiveError::InvalidCompound(format!(
+                    "part {k}: {why}"
+                ))),
+            };
+            let rotation = DMat3::from_quat(t.rotation.as_dquat().normalize());
+            let place = DPose {
+                rotation,
+                translation: t.translation.as_dvec3(),
+            };
+            let inner: Vec<CompoundPart> = match c.source {
+                ColliderSource::Primitive(p) => vec![CompoundPart {
+                    pose: DPose::IDENTITY,
+                    shape: p,
+                }],
+                ColliderSource::Compound(parts) => parts,
+                ColliderSource::InvalidPrimitive(e) => return refuse(e.to_string()),
+                _ => return refuse("only primitive colliders can be parts of a compound".into()),
+            };
+            for part in inner {
+                match scaled_part(&part, t.scale) {
+                    Ok(part) => out.push(CompoundPart {
+                        pose: place.mul(&part.pose),
+                        shape: part.shape,
+                    }),
+                    Err(e) => return refuse(e),
+                }
+            }
+        }
+        Self::from_parts(out)
+    }
+
+    /// A compound of primitives placed in the entity's frame (the form child colliders can be
+    /// merged into). Invalid parts (none, a half-space, a bad pose) give a collider the plugin
+    /// refuses with a [`ColliderError`].
+    pub fn from_parts(parts: Vec<CompoundPart>) -> Self {
+        match interfere_geometry::Compound::new(parts.clone()) {
+            Ok(_) => Self {
+                source: ColliderSource::Compound(parts),
+            },
+            Err(e) => Self {
+                source: ColliderSource::InvalidPrimitive(e),
+            },
+        }
+    }
+
+    /// A box with the given half extents as a closed triangle mesh (12 triangles: the mesh
+    /// pipeline, for comparisons with mesh colliders and GPU backends).
+    pub fn cuboid_mesh(half_extents: Vec3) -> Self {
         Self::generated(shapes::cuboid(GVec3::from_array(half_extents.to_array())))
     }
 
-    /// A geodesic sphere (`subdivisions` 2 gives 320 triangles, 3 gives 1280). A radius that is
-    /// not finite and positive, or too many subdivisions, give a collider that the plugin
-    /// refuses with a [`ColliderError`].
+    /// A geodesic sphere mesh (`subdivisions` 2 gives 320 triangles, 3 gives 1280). A radius
+    /// that is not finite and positive, or too many subdivisions, give a collider that the
+    /// plugin refuses with a [`ColliderError`]. [`Collider::sphere`] is the exact ball.
     pub fn icosphere(radius: f32, subdivisions: u32) -> Self {
         Self::generated(shapes::icosphere(radius, subdivisions))
+    }
+
+    fn primitive_or_refused(p: Result<Primitive, PrimitiveError>) -> Self {
+        match p {
+            Ok(p) => Self::primitive(p),
+            Err(e) => Self {
+                source: ColliderSource::InvalidPrimitive(e),
+            },
+        }
     }
 
     fn generated(solid: Result<Solid, ShapeError>) -> Self {
@@ -139,6 +250,14 @@ pub struct ColliderShape {
 }
 
 impl ColliderShape {
+    /// A prepared shape as it is (for example a primitive for a shape query).
+    pub fn from_shape(shape: Shape) -> Self {
+        Self {
+            shape,
+            scale: Vec3::ONE,
+        }
+    }
+
     /// Prepares `solid` (already scaled) now, on the calling thread.
     pub fn new(solid: Solid) -> Result<Self, String> {
         MeshShape::new(solid)
@@ -166,7 +285,7 @@ impl ColliderShape {
 
     /// Enclosed volume (0 for a half-space).
     pub fn volume(&self) -> f64 {
-        self.mesh().map_or(0.0, |m| m.unit_mass().volume)
+        self.shape.volume().unwrap_or(0.0)
     }
 
     /// The scale that was baked in.
@@ -179,9 +298,91 @@ impl ColliderShape {
         match (&self.shape, &other.shape) {
             (Shape::Mesh(a), Shape::Mesh(b)) => Arc::ptr_eq(a, b),
             (Shape::HalfSpace(a), Shape::HalfSpace(b)) => a == b,
+            (Shape::Primitive(a), Shape::Primitive(b)) => a.primitive() == b.primitive(),
+            (Shape::Compound(a), Shape::Compound(b)) => a.compound() == b.compound(),
             _ => false,
         }
     }
+}
+
+/// The entity's `scale` applied to a primitive's dimensions: any scale for a cuboid,
+/// `|x| = |z|` for a cylinder, a uniform one (up to signs) for a sphere or a capsule (the shapes
+/// are symmetric under each axis reflection, so signs do not matter); `Err` names the scale
+/// that does not keep the shape's kind. A half-space is returned as it is.
+pub(crate) fn scaled_primitive(p: &Primitive, scale: Vec3) -> Result<Primitive, String> {
+    if scale == Vec3::ONE || !p.is_bounded() {
+        return Ok(*p);
+    }
+    let s = scale.as_dvec3().abs();
+    if !(s.is_finite() && s.min_element() > 0.0) {
+        return Err(format!("the entity's scale {scale} is zero or not finite"));
+    }
+    let uniform = |what: &str| {
+        if (s.x - s.y).abs() <= 1e-6 * s.x && (s.x - s.z).abs() <= 1e-6 * s.x {
+            Ok(s.x)
+        } else {
+            Err(format!(
+                "the non-uniform scale {scale} would not keep the {what} a {what}; use a uniform \
+                 scale, or a mesh collider"
+            ))
+        }
+    };
+    let made = match p.kind() {
+        interfere_geometry::PrimitiveKind::Cuboid => {
+            let (_, hi) = p.local_bounds().unwrap_or_default();
+            Primitive::cuboid(hi * s)
+        }
+        interfere_geometry::PrimitiveKind::Sphere => {
+            let (_, hi) = p.local_bounds().unwrap_or_default();
+            Primitive::sphere(hi.x * uniform("sphere")?)
+        }
+        interfere_geometry::PrimitiveKind::Capsule => {
+            let k = uniform("capsule")?;
+            let (_, hi) = p.local_bounds().unwrap_or_default();
+            // Local bounds: (r, h + r, r).
+            Primitive::capsule((hi.y - hi.x) * k, hi.x * k)
+        }
+        interfere_geometry::PrimitiveKind::Cylinder => {
+            if (s.x - s.z).abs() > 1e-6 * s.x {
+                return Err(format!(
+                    "the scale {scale} has |x| ≠ |z| and would not keep the cylinder round; \
+                     use a mesh collider"
+                ));
+            }
+            let (_, hi) = p.local_bounds().unwrap_or_default();
+            Primitive::cylinder(hi.y * s.y, hi.x * s.x)
+        }
+        interfere_geometry::PrimitiveKind::HalfSpace => Ok(*p),
+    };
+    made.map_err(|e| e.to_string())
+}
+
+/// A compound part under `scale` (the compound's frame scaled about its origin): `|scale|` must
+/// be uniform; its signs reflect the part's position, and its rotation `R` becomes `S R S` (`S`
+/// the diagonal of signs), which places the same primitive since each is symmetric under its
+/// own axis reflections.
+pub(crate) fn scaled_part(part: &CompoundPart, scale: Vec3) -> Result<CompoundPart, String> {
+    if scale == Vec3::ONE {
+        return Ok(*part);
+    }
+    let s = scale.as_dvec3();
+    let k = s.x.abs();
+    if !(s.is_finite() && k > 0.0)
+        || (s.y.abs() - k).abs() > 1e-6 * k
+        || (s.z.abs() - k).abs() > 1e-6 * k
+    {
+        return Err(format!(
+            "the scale {scale} of a compound must be uniform (up to signs)"
+        ));
+    }
+    let signs = DMat3::from_diagonal(DVec3::new(s.x.signum(), s.y.signum(), s.z.signum()));
+    Ok(CompoundPart {
+        pose: DPose {
+            rotation: signs * part.pose.rotation * signs,
+            translation: part.pose.translation * s,
+        },
+        shape: scaled_primitive(&part.shape, Vec3::splat(k as f32))?,
+    })
 }
 
 /// Scales a solid's vertices (a mirror, negative determinant, flips the winding back outward).
@@ -317,6 +518,29 @@ pub(crate) fn prepare_colliders(
                 report(&mut commands, entity, &label(), e.to_string());
                 continue;
             }
+            ColliderSource::InvalidPrimitive(e) => {
+                report(&mut commands, entity, &label(), e.to_string());
+                continue;
+            }
+            ColliderSource::Primitive(p) => {
+                match scaled_primitive(p, scale) {
+                    Ok(p) => ready(&mut commands, entity, Shape::from_primitive(p), scale),
+                    Err(e) => report(&mut commands, entity, &label(), e),
+                }
+                continue;
+            }
+            ColliderSource::Compound(parts) => {
+                let made = parts
+                    .iter()
+                    .map(|p| scaled_part(p, scale))
+                    .collect::<Result<Vec<_>, _>>()
+                    .and_then(|parts| Shape::compound(parts).map_err(|e| e.to_string()));
+                match made {
+                    Ok(shape) => ready(&mut commands, entity, shape, scale),
+                    Err(e) => report(&mut commands, entity, &label(), e),
+                }
+                continue;
+            }
             ColliderSource::Prepared(m) => {
                 finish(&mut commands, entity, &label(), &Ok(m.clone()), Vec3::ONE);
                 continue;
@@ -403,6 +627,13 @@ fn finish(commands: &mut Commands, entity: Entity, label: &str, result: &Prepare
         }
         Err(reason) => report(commands, entity, label, reason.clone()),
     }
+}
+
+fn ready(commands: &mut Commands, entity: Entity, shape: Shape, scale: Vec3) {
+    commands
+        .entity(entity)
+        .insert(ColliderShape { shape, scale })
+        .remove::<(ColliderError, PendingShape)>();
 }
 
 fn report(commands: &mut Commands, entity: Entity, label: &str, reason: String) {

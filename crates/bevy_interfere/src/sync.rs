@@ -86,10 +86,10 @@ fn make_body(
     let translation = transform.translation.as_dvec3();
     let made = match kind {
         RigidBody::Dynamic => {
-            let mesh = shape
-                .and_then(ColliderShape::mesh)
-                .ok_or("a dynamic body needs a mesh collider")?;
-            DynBody::dynamic(&mesh.mass_at(density), translation, rotation)
+            let props = shape
+                .and_then(|s| s.shape().mass_at(density))
+                .ok_or("a dynamic body needs a bounded collider (mesh, primitive or compound)")?;
+            DynBody::dynamic(&props, translation, rotation)
         }
         RigidBody::Static => DynBody::fixed(translation, rotation),
         RigidBody::Kinematic => DynBody::kinematic(translation, rotation),
@@ -176,9 +176,9 @@ pub(crate) fn sync_bodies(
             0.0
         };
         // A body with a collider joins once the collider is prepared (a dynamic one needs a
-        // mesh for its mass).
+        // bounded shape for its mass).
         if (has_collider && shape.is_none())
-            || (*kind == RigidBody::Dynamic && shape.and_then(ColliderShape::mesh).is_none())
+            || (*kind == RigidBody::Dynamic && shape.and_then(|s| s.shape().volume()).is_none())
         {
             remove(pw, entity);
             continue;

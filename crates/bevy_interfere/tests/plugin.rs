@@ -33,7 +33,7 @@ fn ground(app: &mut App) -> Entity {
     app.world_mut()
         .spawn((
             RigidBody::Static,
-            Collider::cuboid(Vec3::new(2.0, 0.25, 2.0)),
+            Collider::cuboid_mesh(Vec3::new(2.0, 0.25, 2.0)),
             Transform::from_xyz(0.0, -0.25, 0.0),
             Name::new("ground"),
         ))
@@ -44,7 +44,7 @@ fn falling_box(app: &mut App, y: f32) -> Entity {
     app.world_mut()
         .spawn((
             RigidBody::Dynamic,
-            Collider::cuboid(Vec3::splat(0.25)),
+            Collider::cuboid_mesh(Vec3::splat(0.25)),
             Transform::from_xyz(0.0, y, 0.0).with_rotation(Quat::from_rotation_y(0.3)),
             NeverSleep,
             Name::new("box"),
@@ -414,7 +414,7 @@ fn resting_body_sleeps_and_wakes() {
         .world_mut()
         .spawn((
             RigidBody::Dynamic,
-            Collider::cuboid(Vec3::splat(0.25)),
+            Collider::cuboid_mesh(Vec3::splat(0.25)),
             Transform::from_xyz(0.0, 0.3, 0.0),
         ))
         .id();
@@ -773,7 +773,7 @@ fn spatial_query_from_a_system() {
         .world_mut()
         .spawn((
             RigidBody::Static,
-            Collider::cuboid(Vec3::splat(0.5)),
+            Collider::cuboid_mesh(Vec3::splat(0.5)),
             Transform::from_xyz(1.0, 1.0, 0.0).with_rotation(Quat::from_rotation_z(angle)),
             CollisionLayers::new(0b10, LayerMask::ALL),
             Name::new("target"),
@@ -851,7 +851,7 @@ fn drop_through_zone(zone: bool) -> ZoneRun {
         app.world_mut()
             .spawn((
                 RigidBody::Static,
-                Collider::cuboid(Vec3::new(0.6, 0.4, 0.6)),
+                Collider::cuboid_mesh(Vec3::new(0.6, 0.4, 0.6)),
                 Transform::from_xyz(0.0, 1.0, 0.0),
                 Sensor,
             ))
@@ -964,7 +964,7 @@ fn layers_let_bodies_fall_through_and_changes_apply_in_place() {
         .world_mut()
         .spawn((
             RigidBody::Dynamic,
-            Collider::cuboid(Vec3::splat(0.25)),
+            Collider::cuboid_mesh(Vec3::splat(0.25)),
             Transform::from_xyz(-1.0, 1.0, 0.0),
             CollisionLayers::new(0b10, 0b10),
             NeverSleep,
@@ -1353,4 +1353,129 @@ fn non_finite_writes_are_refused_per_body() {
         assert!(v.is_finite(), "{v}");
     }
     assert!(pw.body(b).unwrap().position.y < 3.0, "b keeps falling");
+}
+
+/// Oracle: primitive colliders (`Collider::sphere`, `Collider::cuboid`, a compound of a box and
+/// a ball) dropped on a half-space, and a sphere dropped on a mesh slab (a primitive–mesh pair), land and rest at
+/// their closed-form heights (radius, half height; within 2 mm: the volume slop and the last
+/// step's motion), level and still; the sphere–slab pair reports a `CollisionStarted`.
+#[test]
+fn primitive_colliders_land_and_rest_on_half_space_and_mesh() {
+    let mut app = app(Backend::Cpu, None);
+    app.world_mut().spawn((
+        RigidBody::Static,
+        Collider::half_space(Vec3::Y, Vec3::ZERO),
+        Transform::default(),
+    ));
+    // A mesh slab with its top face at y = 1.
+    let slab = app
+        .world_mut()
+        .spawn((
+            RigidBody::Static,
+            Collider::cuboid_mesh(Vec3::new(1.0, 0.25, 1.0)),
+            Transform::from_xyz(5.0, 0.75, 0.0),
+        ))
+        .id();
+    let mut body = |collider: Collider, t: Transform| {
+        app.world_mut()
+            .spawn((RigidBody::Dynamic, collider, t, NeverSleep))
+            .id()
+    };
+    let sphere = body(Collider::sphere(0.3), Transform::from_xyz(0.0, 1.5, 0.0));
+    let cuboid = body(
+        Collider::cuboid(Vec3::new(0.3, 0.2, 0.25)),
+        Transform::from_xyz(2.0, 1.5, 0.0).with_rotation(Quat::from_rotation_y(0.4)),
+    );
+    let on_mesh = body(Collider::sphere(0.25), Transform::from_xyz(5.0, 2.0, 0.0));
+    // A box with a ball on top (centre of mass off the box's centre, above its face).
+    let compound = body(
+        Collider::compound([
+            (Transform::default(), Collider::cuboid(Vec3::splat(0.2))),
+            (Transform::from_xyz(0.1, 0.35, 0.0), Collider::sphere(0.15)),
+        ]),
+        Transform::from_xyz(-3.0, 1.5, 0.0),
+    );
+    let mut started = Inbox::<CollisionStarted>::new();
+    for _ in 0..240 {
+        app.update();
+        started.drain(&app);
+    }
+    for (e, want) in [
+        (sphere, 0.3),
+        (cuboid, 0.2),
+        (on_mesh, 1.25),
+        (compound, 0.2),
+    ] {
+        assert!(app.world().get::<ColliderError>(e).is_none());
+        assert!(app.world().get::<ColliderShape>(e).is_some());
+        let t = app.world().get::<Transform>(e).unwrap();
+        assert!(
+            (t.translation.y - want).abs() < 2e-3,
+            "{e}: rests at y = {}, expected {want} ({:?}, {})",
+            t.translation.y,
+            t.rotation,
+            app.world().get::<LinearVelocity>(e).unwrap().0
+        );
+        let v = app.world().get::<LinearVelocity>(e).unwrap().0;
+        assert!(v.y.abs() < 1e-2, "{e}: vertical speed {v}");
+    }
+    // The box and the compound rest level (the box on a face, the compound on both parts).
+    for e in [cuboid, compound] {
+        let up = app.world().get::<Transform>(e).unwrap().rotation * Vec3::Y;
+        assert!(up.y > 0.999, "{e}: tilted, up = {up}");
+    }
+    assert!(
+        started
+            .got
+            .iter()
+            .any(|m| (m.0 == on_mesh && m.1 == slab) || (m.0 == slab && m.1 == on_mesh)),
+        "no CollisionStarted between the sphere and the mesh slab"
+    );
+}
+
+/// Oracle: bad primitive parameters, a scale a primitive cannot take and a mesh inside a compound
+/// are refused with a `ColliderError`; a scale it can take is applied to its dimensions (the
+/// prepared volume is the closed form of the scaled shape).
+#[test]
+fn primitive_colliders_apply_scale_or_refuse() {
+    let mut app = app(Backend::Cpu, None);
+    let mut spawn = |c: Collider, scale: Vec3| {
+        app.world_mut()
+            .spawn((
+                RigidBody::Static,
+                c,
+                Transform::from_xyz(0.0, 5.0, 0.0).with_scale(scale),
+            ))
+            .id()
+    };
+    let bad_radius = spawn(Collider::sphere(-1.0), Vec3::ONE);
+    let squashed = spawn(Collider::sphere(0.5), Vec3::new(1.0, 2.0, 1.0));
+    let stretched = spawn(
+        Collider::cuboid(Vec3::splat(0.5)),
+        Vec3::new(2.0, 1.0, -3.0),
+    );
+    let tall = spawn(Collider::cylinder(0.5, 0.2), Vec3::new(1.0, 4.0, 1.0));
+    let mesh_part = spawn(
+        Collider::compound([(Transform::default(), Collider::icosphere(0.5, 1))]),
+        Vec3::ONE,
+    );
+    let big = spawn(
+        Collider::compound([(Transform::from_xyz(1.0, 0.0, 0.0), Collider::sphere(0.5))]),
+        Vec3::splat(2.0),
+    );
+    app.update();
+    app.update();
+    let world = app.world();
+    for e in [bad_radius, squashed, mesh_part] {
+        assert!(world.get::<ColliderError>(e).is_some(), "{e} not refused");
+    }
+    let volume = |e: Entity| world.get::<ColliderShape>(e).unwrap().volume();
+    assert!(
+        (volume(stretched) - 6.0).abs() < 1e-9,
+        "{}",
+        volume(stretched)
+    );
+    let pi = std::f64::consts::PI;
+    assert!((volume(tall) - pi * 0.04 * 4.0).abs() < 1e-6);
+    assert!((volume(big) - 4.0 / 3.0 * pi).abs() < 1e-9);
 }

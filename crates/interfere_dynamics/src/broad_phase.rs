@@ -1,5 +1,5 @@
 //! The broad phase of a [`crate::Simulation`]: sweep and prune over the world boxes of the mesh
-//! colliders (Lin–Manocha 1996 §4.1, I-COLLIDE: persistent sorted endpoint lists updated by
+//! bounded colliders — meshes, primitives, compounds — (Lin–Manocha 1996 §4.1, I-COLLIDE: persistent sorted endpoint lists updated by
 //! insertion sort, `interfere_geometry::SweepAndPrune`), plus every half-space against the boxes
 //! that reach below its plane.
 //!
@@ -81,15 +81,15 @@ impl BroadPhase {
         }
         self.planes.clear();
         for (i, (body, collider)) in bodies.iter().zip(colliders).enumerate() {
-            let mesh = match collider.as_ref().map(|c| &c.shape) {
-                Some(Shape::Mesh(m)) => m,
+            let shape = match collider.as_ref().map(|c| &c.shape) {
                 Some(Shape::HalfSpace(_)) => {
                     self.planes.push(i);
                     continue;
                 }
+                Some(s) => s,
                 None => continue,
             };
-            let Some(aabb) = mesh.world_aabb(&body.mesh_pose()) else {
+            let Some(aabb) = shape.world_aabb(&body.mesh_pose()) else {
                 // A non-finite pose: out of the sweep until it is finite again.
                 if let Some(p) = self.proxy[i].take() {
                     let _ = self.sap.remove(p);
@@ -131,13 +131,13 @@ impl BroadPhase {
             };
             let (n, offset) = half.world(&hb.mesh_pose());
             for (m, (body, collider)) in bodies.iter().zip(colliders).enumerate() {
-                let Some(Shape::Mesh(mesh)) = collider.as_ref().map(|c| &c.shape) else {
+                let Some(shape) = collider.as_ref().map(|c| &c.shape) else {
                     continue;
                 };
                 if m == h || !pair_is_active(bodies, colliders, h, m) {
                     continue;
                 }
-                let Some(aabb) = mesh.world_aabb(&body.mesh_pose()) else {
+                let Some(aabb) = shape.world_aabb(&body.mesh_pose()) else {
                     continue;
                 };
                 let (lo, hi) = (aabb.min.as_dvec3(), aabb.max.as_dvec3());
@@ -147,8 +147,8 @@ impl BroadPhase {
                     if n.y >= 0.0 { lo.y } else { hi.y },
                     if n.z >= 0.0 { lo.z } else { hi.z },
                 );
-                // Within the speculative margin (see `crate::narrow_phase::plane_margin`).
-                if n.dot(corner) < offset + crate::narrow_phase::plane_margin(body, mesh, dt) {
+                // Within the speculative margin (see `crate::narrow_phase::shape_margin`).
+                if n.dot(corner) < offset + crate::narrow_phase::shape_margin(body, shape, dt) {
                     out.push((h.min(m), h.max(m)));
                 }
             }

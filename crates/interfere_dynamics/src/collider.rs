@@ -9,6 +9,14 @@
 //!   volume contact with a mesh is exact (Wang–Faure–Pai 2012 §2.2 with the analytic half-space,
 //!   [`crate::volume_below_plane_split`]).
 //!
+//! - [`PrimitiveShape`]: a sphere, capsule, cuboid or cylinder (`interfere_geometry`'s
+//!   [`Primitive`]) with closed-form mass properties, tight world boxes, closed-form or exact
+//!   interference tests and intersection volumes (see [`crate::primitive_contact`]), and its
+//!   inscribed tessellation built on first use for the pairs without a closed-form volume.
+//! - [`CompoundShape`]: several primitives fixed in one body ([`Compound`]), each with its own
+//!   pose in the body's collider frame; mass properties are the sum of the parts' (parallel-axis
+//!   theorem), contacts are per pair of parts.
+//!
 //! A mesh shape also carries, built on first use, the [`RayMesh`] the spatial queries cast rays
 //! against ([`MeshShape::ray_mesh`], [`crate::query`]).
 //!
@@ -16,10 +24,12 @@
 //! path (the Bevy plugin does it on a task pool) and share the `Arc`.
 
 use crate::mass::{MassError, MassProperties, mass_properties};
-use interfere_geometry::glam::DVec3;
+use interfere_geometry::glam::{DMat3, DVec3};
+use interfere_geometry::primitives::CompoundPart;
 use interfere_geometry::volume::RayMesh;
 use interfere_geometry::volume::SurfaceTopology;
 use interfere_geometry::{Aabb, Collider as MeshQueries, DPose, Solid};
+use interfere_geometry::{Compound, Primitive, PrimitiveError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -181,6 +191,181 @@ impl HalfSpace {
     }
 }
 
+/// The relative volume error of the inscribed tessellation a [`PrimitiveShape`] uses for the
+/// pairs without a closed-form volume (`interfere_geometry::primitives::VolumeMethod::Tessellate`):
+/// the mesh encloses at least `1 − 1e-2` of the primitive's volume (a cuboid's mesh is exact).
+pub const TESSELLATION_TOLERANCE: f64 = 1e-2;
+
+/// A bounded primitive (sphere, capsule, cuboid, cylinder) prepared for collision, centred at
+/// the origin of its body's collider frame. Cheap to build; its tessellation (for pairs without
+/// a closed-form volume) is made on first use and kept.
+pub struct PrimitiveShape {
+    primitive: Primitive,
+    tessellation: OnceLock<Result<Arc<MeshShape>, String>>,
+}
+
+impl Clone for PrimitiveShape {
+    fn clone(&self) -> Self {
+        Self {
+            primitive: self.primitive,
+            tessellation: self.tessellation.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for PrimitiveShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrimitiveShape")
+            .field("primitive", &self.primitive)
+            .finish()
+    }
+}
+
+impl PrimitiveShape {
+    /// Prepares a bounded primitive; a half-space is refused
+    /// ([`PrimitiveError::Unbounded`]: use [`Shape::from_primitive`] or [`HalfSpace`]).
+    pub fn new(primitive: Primitive) -> Result<Self, PrimitiveError> {
+        if !primitive.is_bounded() {
+            return Err(PrimitiveError::Unbounded(
+                "a half-space is a Shape::HalfSpace, not a PrimitiveShape",
+            ));
+        }
+        Ok(Self {
+            primitive,
+            tessellation: OnceLock::new(),
+        })
+    }
+
+    /// The primitive.
+    pub fn primitive(&self) -> &Primitive {
+        &self.primitive
+    }
+
+    /// The inscribed mesh within [`TESSELLATION_TOLERANCE`] of the volume (exact for a cuboid),
+    /// prepared as a [`MeshShape`] on the first call (`Err` only if the tessellation cannot be
+    /// made, for dimensions whose `f32` vertices coincide).
+    pub fn tessellation(&self) -> Result<&Arc<MeshShape>, &str> {
+        self.tessellation
+            .get_or_init(|| {
+                let (solid, _) = self
+                    .primitive
+                    .to_solid_within(TESSELLATION_TOLERANCE)
+                    .map_err(|e| e.to_string())?;
+                MeshShape::new(solid)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Volume, centre of mass (the origin) and inertia at unit density, in closed form.
+    pub fn unit_mass(&self) -> MassProperties {
+        let volume = self.primitive.volume();
+        MassProperties {
+            volume,
+            mass: volume,
+            center_of_mass: DVec3::ZERO,
+            inertia: self.primitive.inertia().unwrap_or(DMat3::ZERO),
+        }
+    }
+
+    /// The local bounding box `(min, max)`.
+    pub fn local_box(&self) -> (DVec3, DVec3) {
+        self.primitive
+            .local_bounds()
+            .unwrap_or((DVec3::ZERO, DVec3::ZERO))
+    }
+
+    /// The world box under the collider pose `pose` (tight for every primitive, rounded outward
+    /// to `f32`); `None` for a non-finite pose.
+    pub fn world_aabb(&self, pose: &DPose) -> Option<Aabb> {
+        self.primitive.aabb(pose)
+    }
+}
+
+/// Several bounded primitives fixed in one body ([`Compound`]), prepared for collision: the
+/// parts (each with its own [`PrimitiveShape`], so its tessellation is made once), the mass
+/// properties at unit density and the local box.
+///
+/// The parts are assumed not to overlap (their masses add; where they overlap, the shared
+/// volume counts twice, and a body pressed into two overlapping parts feels both). The Bevy
+/// plugin builds one from `Collider::compound`; it is built from a list of parts, so colliders
+/// of child entities can be merged into one later.
+#[derive(Clone, Debug)]
+pub struct CompoundShape {
+    compound: Compound,
+    parts: Vec<PrimitiveShape>,
+    unit_mass: MassProperties,
+    lo: DVec3,
+    hi: DVec3,
+}
+
+impl CompoundShape {
+    /// Prepares a compound (at least one part, no half-space: see [`Compound::new`]).
+    pub fn new(parts: Vec<CompoundPart>) -> Result<Self, PrimitiveError> {
+        Self::from_compound(Compound::new(parts)?)
+    }
+
+    /// Prepares a compound built already.
+    pub fn from_compound(compound: Compound) -> Result<Self, PrimitiveError> {
+        let parts = compound
+            .parts()
+            .iter()
+            .map(|p| PrimitiveShape::new(p.shape))
+            .collect::<Result<Vec<_>, _>>()?;
+        let volume = compound.volume();
+        let unit_mass = MassProperties {
+            volume,
+            mass: volume,
+            center_of_mass: compound.center_of_mass(),
+            inertia: compound.inertia(),
+        };
+        let aabb = compound
+            .aabb(&DPose::IDENTITY)
+            .ok_or(PrimitiveError::InvalidCompound(
+                "its bounding box is not finite".into(),
+            ))?;
+        Ok(Self {
+            compound,
+            parts,
+            unit_mass,
+            lo: aabb.min.as_dvec3(),
+            hi: aabb.max.as_dvec3(),
+        })
+    }
+
+    /// The compound.
+    pub fn compound(&self) -> &Compound {
+        &self.compound
+    }
+
+    /// The parts: each prepared shape with its pose in the collider frame.
+    pub fn parts(&self) -> impl Iterator<Item = (&PrimitiveShape, DPose)> + '_ {
+        self.parts
+            .iter()
+            .zip(self.compound.parts())
+            .map(|(s, p)| (s, p.pose))
+    }
+
+    /// Volume, centre of mass and inertia at unit density (the parts' sums, parallel-axis
+    /// theorem).
+    pub fn unit_mass(&self) -> &MassProperties {
+        &self.unit_mass
+    }
+
+    /// The local bounding box `(min, max)`.
+    pub fn local_box(&self) -> (DVec3, DVec3) {
+        (self.lo, self.hi)
+    }
+
+    /// The world box under the collider pose `pose` (the union of the parts' tight boxes);
+    /// `None` for a non-finite pose.
+    pub fn world_aabb(&self, pose: &DPose) -> Option<Aabb> {
+        self.compound.aabb(pose)
+    }
+}
+
 /// What a body collides with.
 #[derive(Clone, Debug)]
 pub enum Shape {
@@ -188,23 +373,92 @@ pub enum Shape {
     Mesh(Arc<MeshShape>),
     /// An infinite half-space (for static or kinematic bodies: it has no mass).
     HalfSpace(HalfSpace),
+    /// A sphere, capsule, cuboid or cylinder.
+    Primitive(Arc<PrimitiveShape>),
+    /// Several primitives in one body.
+    Compound(Arc<CompoundShape>),
 }
 
 impl Shape {
+    /// The shape of a primitive: a [`Shape::Primitive`], or for a half-space a
+    /// [`Shape::HalfSpace`] through the frame's origin.
+    pub fn from_primitive(primitive: Primitive) -> Self {
+        match primitive {
+            Primitive::HalfSpace { normal, .. } => Shape::HalfSpace(HalfSpace {
+                normal,
+                offset: 0.0,
+            }),
+            p => Shape::Primitive(Arc::new(
+                PrimitiveShape::new(p).expect("a bounded primitive is accepted"),
+            )),
+        }
+    }
+
+    /// The shape of a compound of primitives (see [`CompoundShape::new`]).
+    pub fn compound(parts: Vec<CompoundPart>) -> Result<Self, PrimitiveError> {
+        Ok(Shape::Compound(Arc::new(CompoundShape::new(parts)?)))
+    }
+
     /// The mesh, if this is one.
     pub fn mesh(&self) -> Option<&Arc<MeshShape>> {
         match self {
             Shape::Mesh(m) => Some(m),
-            Shape::HalfSpace(_) => None,
+            _ => None,
         }
     }
 
-    /// Mass properties at `density`; `None` for shapes without a finite volume.
+    /// Mass properties at `density`; `None` for shapes without a finite volume (half-spaces).
     pub fn mass_at(&self, density: f64) -> Option<MassProperties> {
+        let unit = match self {
+            Shape::Mesh(m) => *m.unit_mass(),
+            Shape::HalfSpace(_) => return None,
+            Shape::Primitive(p) => p.unit_mass(),
+            Shape::Compound(c) => *c.unit_mass(),
+        };
+        Some(MassProperties {
+            volume: unit.volume,
+            mass: unit.volume * density,
+            center_of_mass: unit.center_of_mass,
+            inertia: unit.inertia * density,
+        })
+    }
+
+    /// Enclosed volume (`None` for a half-space).
+    pub fn volume(&self) -> Option<f64> {
+        self.mass_at(1.0).map(|m| m.volume)
+    }
+
+    /// The local bounding box `(min, max)`; `None` for a half-space.
+    pub fn local_box(&self) -> Option<(DVec3, DVec3)> {
         match self {
-            Shape::Mesh(m) => Some(m.mass_at(density)),
+            Shape::Mesh(m) => Some(m.local_box()),
             Shape::HalfSpace(_) => None,
+            Shape::Primitive(p) => Some(p.local_box()),
+            Shape::Compound(c) => Some(c.local_box()),
         }
+    }
+
+    /// The world box under the collider pose `pose`, rounded outward to `f32`; `None` for a
+    /// half-space and for a non-finite pose.
+    pub fn world_aabb(&self, pose: &DPose) -> Option<Aabb> {
+        match self {
+            Shape::Mesh(m) => m.world_aabb(pose),
+            Shape::HalfSpace(_) => None,
+            Shape::Primitive(p) => p.world_aabb(pose),
+            Shape::Compound(c) => c.world_aabb(pose),
+        }
+    }
+
+    /// Whether the shape is a primitive or a compound (its pairs are handled by
+    /// [`crate::primitive_contact`]).
+    pub fn is_primitive(&self) -> bool {
+        matches!(self, Shape::Primitive(_) | Shape::Compound(_))
+    }
+}
+
+impl From<Primitive> for Shape {
+    fn from(p: Primitive) -> Self {
+        Shape::from_primitive(p)
     }
 }
 
@@ -266,6 +520,11 @@ impl Collider {
     /// A collider of a prepared mesh.
     pub fn mesh(shape: Arc<MeshShape>) -> Self {
         Self::from_shape(Shape::Mesh(shape))
+    }
+
+    /// A collider of a primitive (a half-space primitive gives a half-space collider).
+    pub fn primitive(primitive: Primitive) -> Self {
+        Self::from_shape(Shape::from_primitive(primitive))
     }
 
     /// A half-space collider.

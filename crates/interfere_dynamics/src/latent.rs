@@ -5,7 +5,9 @@
 //! `V(now) ≈ V + ∂V/∂x_b·(Δx_b − Δx_a) + ∂V/∂θ_b·(θ_b − θ_a)`,
 //!
 //! with `Δx` the displacement of the material point at the contact point on each body and `θ`
-//! each body's rotation vector since then; its point moves with body b. A contact whose advanced
+//! each body's rotation vector since then; its point moves with body b (with b's centre of mass
+//! only, not its rotation, for the curved primitive contacts marked
+//! [`PairContact::rolling`]). A contact whose advanced
 //! volume is no longer positive stays as a speculative constraint (the solver lets the bodies
 //! close the gap `−V` but not overlap again within the substep), so a resting contact that the
 //! post-stabilization has just cleared does not vanish for the rest of the step.
@@ -45,10 +47,15 @@ impl ContactSource for LatentSource<'_> {
                 let (da, ta) = motion(a, pair.poses[0], k.point);
                 let (db, tb) = motion(b, pair.poses[1], k.point);
                 let volume = k.volume + k.linear.dot(db - da) + k.angular.dot(tb - ta);
+                let shift = if pair.rolling {
+                    b.position - pair.poses[1].0
+                } else {
+                    db
+                };
                 if volume.is_finite() {
                     out.volumes.push(VolumeContact {
                         volume,
-                        point: k.point + db,
+                        point: k.point + shift,
                         ..*k
                     });
                 }

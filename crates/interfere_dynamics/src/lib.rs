@@ -28,6 +28,9 @@ pub mod mass;
 pub mod mesh_volume;
 pub mod narrow_phase;
 pub mod parallel;
+pub mod primitive_contact;
+#[cfg(test)]
+mod primitive_tests;
 pub mod progress;
 pub mod query;
 #[cfg(test)]
@@ -46,12 +49,16 @@ pub mod world;
 
 pub use bench::bench_boxes;
 pub use body::{BodyError, BodyKind, LockedAxes, Material, RigidBody};
-pub use collider::{Collider, CollisionLayers, HalfSpace, MeshShape, Shape};
+pub use collider::{
+    Collider, CollisionLayers, CompoundShape, HalfSpace, MeshShape, PrimitiveShape, Shape,
+    TESSELLATION_TOLERANCE,
+};
 pub use contact::{
     BodyId, ContactSource, Contacts, HalfSpaceSource, HalfSpaceVolumeSource, Plane, PointContact,
     SphereSource, VolumeContact, VolumePart, volume_below_plane, volume_below_plane_split,
 };
 pub use cpu_stage::CpuContacts;
+pub use interfere_geometry::{Compound, CompoundPart, Primitive, PrimitiveError};
 pub use mass::{MassError, MassProperties, mass_properties, mass_properties_of_surface};
 pub use mesh_volume::{
     AdaptiveSample, AdaptiveSampling, MeshSpacing, MeshVolumePart, overlap_box_volume,

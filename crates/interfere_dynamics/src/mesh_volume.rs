@@ -359,6 +359,24 @@ pub fn principal_parts(
     ends: &[(DVec3, DVec3)],
     a_pose: &DPose,
 ) -> Option<Vec<MeshVolumePart>> {
+    principal_parts_with_hint(volume, linear, angular, point, ends, a_pose, None)
+}
+
+/// [`principal_parts`], with `hint` (a direction in the frame of `ends`) naming the first axis
+/// when the contact surface is (nearly) isotropic: its principal moments within 1e-3 of each
+/// other, so that the eigenvectors are set by rounding and would turn from step to step (the
+/// parts' feature keys then name other places and their warm-started friction impulses twist
+/// the body). The hint is projected on the contact plane; without one (or when it is along the
+/// normal) the eigenvectors are kept.
+pub fn principal_parts_with_hint(
+    volume: f64,
+    linear: DVec3,
+    angular: DVec3,
+    point: DVec3,
+    ends: &[(DVec3, DVec3)],
+    a_pose: &DPose,
+    hint: Option<DVec3>,
+) -> Option<Vec<MeshVolumePart>> {
     let glen = linear.length();
     if !(glen > 0.0 && glen.is_finite() && volume.is_finite() && volume > 0.0) {
         return None;
@@ -394,7 +412,13 @@ pub fn principal_parts(
     let root = (diff * diff + muv * muv).sqrt();
     let (l1, l2) = (half_trace + root, (half_trace - root).max(0.0));
     let angle = 0.5 * (2.0 * muv).atan2(muu - mvv);
-    let e1 = u * angle.cos() + v * angle.sin();
+    let mut e1 = u * angle.cos() + v * angle.sin();
+    if let Some(h) = hint
+        && root <= 1e-3 * half_trace
+        && let Some(e) = (h - n * n.dot(h)).try_normalize()
+    {
+        e1 = e;
+    }
     let e2 = n.cross(e1);
     let (r1, r2) = (l1.max(0.0).sqrt(), l2.sqrt());
     // Torque about c: τ_c = τ_p + (p − c) × G.

@@ -6,6 +6,8 @@
 //!   Knott & Pai 2003, Theorem 1: solids interfere iff an edge of one meets the other's surface or
 //!   one contains the other). See `interfere_geometry::interference`.
 //! - Mesh–half-space: some vertex strictly below the plane.
+//! - Pairs with a primitive or a compound: closed-form and exact primitive tests
+//!   ([`crate::primitive_contact`]).
 //!
 //! Pairs are independent and run on every core ([`crate::parallel`]); the result is in candidate
 //! order whatever the thread count.
@@ -16,6 +18,7 @@ use crate::contact::BodyId;
 use crate::parallel::par_map_with;
 use crate::stage::{InterferingPair, NarrowPhase, StageInput};
 use interfere_geometry::Method;
+use interfere_geometry::glam::DVec3;
 
 /// The exact CPU narrow phase (see the module documentation).
 #[derive(Clone, Copy, Debug, Default)]
@@ -67,6 +70,9 @@ pub fn exact_pair(
         })
     };
     match (input.shape(a)?, input.shape(b)?) {
+        (sa, sb) if sa.is_primitive() || sb.is_primitive() => {
+            crate::primitive_contact::primitive_pair(input, a, b)
+        }
         (Shape::Mesh(_), Shape::Mesh(_)) => {
             let (ma, mb, _, b_to_a) = input.mesh_pair(a, b)?;
             let r = ma
@@ -81,7 +87,7 @@ pub fn exact_pair(
         }
         (Shape::HalfSpace(h), Shape::Mesh(m)) => near(below_plane(input, a, h, b, m)?),
         (Shape::Mesh(m), Shape::HalfSpace(h)) => near(below_plane(input, b, h, a, m)?),
-        (Shape::HalfSpace(_), Shape::HalfSpace(_)) => None,
+        _ => None,
     }
 }
 
@@ -89,10 +95,19 @@ pub fn exact_pair(
 /// and still get (speculative) contacts this step — 1 % of its size, plus twice the distance its
 /// fastest point can travel in a step.
 pub fn plane_margin(b: &RigidBody, mesh: &MeshShape, dt: f64) -> f64 {
-    let (lo, hi) = mesh.local_box();
+    box_margin(b, mesh.local_box(), dt)
+}
+
+/// [`plane_margin`] for any shape with a local box (mesh, primitive, compound); 0 for a
+/// half-space.
+pub fn shape_margin(b: &RigidBody, shape: &Shape, dt: f64) -> f64 {
+    shape.local_box().map_or(0.0, |lb| box_margin(b, lb, dt))
+}
+
+fn box_margin(b: &RigidBody, (lo, hi): (DVec3, DVec3), dt: f64) -> f64 {
     let reach = (hi - lo).length();
     let speed = b.linear_velocity.length() + b.angular_velocity.length() * reach;
-    let margin = 0.01 * mesh.size() + 2.0 * dt * speed;
+    let margin = 0.01 * (hi - lo).min_element() + 2.0 * dt * speed;
     if margin.is_finite() { margin } else { 0.0 }
 }
 

@@ -23,6 +23,10 @@
 //! - **Boxes** are compared with the bodies' world boxes (the boxes the broad phase sweeps).
 //!
 //! Half-space bodies are answered analytically (their plane evaluated in `f64`, not exactly).
+//! Primitive and compound bodies are answered in closed form (`interfere_geometry::primitives`):
+//! rays by the closed-form ray casts (the exit of a convex part is the entry of the reversed ray;
+//! a compound reports the crossings of each part), points by the exact point location of each
+//! part, shapes by [`crate::primitive_contact::shapes_interfere`] (the narrow phase's tests).
 //!
 //! Bodies are found by a linear scan over their world boxes (a few operations per body), which
 //! is cheap next to the exact tests up to a few thousand bodies; there is no separate query tree.
@@ -30,12 +34,13 @@
 //! id).
 
 use crate::body::RigidBody;
-use crate::collider::{Collider, CollisionLayers, HalfSpace, MeshShape, Shape};
+use crate::collider::{Collider, CollisionLayers, HalfSpace, Shape};
 use crate::contact::BodyId;
+use crate::primitive_contact::shapes_interfere;
 use crate::simulation::{BodyHandle, Simulation};
 use interfere_geometry::containment::{PointLocation, locate_point_posed};
 use interfere_geometry::glam::DVec3;
-use interfere_geometry::{Aabb, DPose, Method};
+use interfere_geometry::{Aabb, DPose, Primitive};
 use std::collections::BTreeSet;
 
 /// Which bodies a query may report. The default admits every body with a collider.
@@ -119,8 +124,8 @@ pub struct RayHit {
     /// The outward unit normal of the surface hit, world space (for a mesh, the normal of the
     /// triangle hit); zero for a `solid` hit at the origin.
     pub normal: DVec3,
-    /// The triangle hit (its index in the body's mesh); `None` for half-spaces and for `solid`
-    /// hits at the origin.
+    /// The triangle hit (its index in the body's mesh); `None` for half-spaces, primitives,
+    /// compounds and for `solid` hits at the origin.
     pub triangle: Option<u32>,
 }
 
@@ -190,16 +195,6 @@ fn plane_of(body: &RigidBody, h: &HalfSpace) -> (DVec3, f64) {
     h.world(&body.mesh_pose())
 }
 
-/// The lowest value of `n · v` over a mesh's vertices placed by `pose` (the narrow phase's
-/// mesh–half-space test).
-fn lowest_along(mesh: &MeshShape, pose: &DPose, n: DVec3) -> f64 {
-    mesh.solid()
-        .vertices()
-        .iter()
-        .map(|v| n.dot(pose.transform_point(*v)))
-        .fold(f64::INFINITY, f64::min)
-}
-
 /// Whether the box reaches the closed half-space `n · x ≤ offset`.
 fn box_below_plane(aabb: &Aabb, n: DVec3, offset: f64) -> bool {
     let (lo, hi) = (aabb.min.as_dvec3(), aabb.max.as_dvec3());
@@ -246,6 +241,21 @@ impl Simulation {
             Shape::HalfSpace(h) => {
                 let (n, offset) = plane_of(body, h);
                 n.dot(p) <= offset
+            }
+            Shape::Primitive(prim) => {
+                let pose = body.mesh_pose();
+                prim.world_aabb(&pose).is_some_and(|b| near_box(&b, p))
+                    && prim
+                        .primitive()
+                        .locate(&pose, p)
+                        .is_ok_and(|l| l != PointLocation::Outside)
+            }
+            Shape::Compound(c) => {
+                let pose = body.mesh_pose();
+                c.world_aabb(&pose).is_some_and(|b| near_box(&b, p))
+                    && c.compound()
+                        .locate(&pose, p)
+                        .is_ok_and(|l| l != PointLocation::Outside)
             }
         }
     }
@@ -317,6 +327,28 @@ impl Simulation {
                     });
                 }
             }
+            Shape::Primitive(_) | Shape::Compound(_) => {
+                let pose = body.mesh_pose();
+                let parts: Vec<(Primitive, DPose)> = match shape {
+                    Shape::Primitive(p) => vec![(*p.primitive(), pose)],
+                    Shape::Compound(c) => c
+                        .parts()
+                        .map(|(p, local)| (*p.primitive(), pose.mul(&local)))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for (p, pose) in parts {
+                    for (t, normal) in primitive_crossings(&p, &pose, ray) {
+                        out.push(RayHit {
+                            body: h,
+                            distance: t,
+                            point: ray.at(t),
+                            normal,
+                            triangle: None,
+                        });
+                    }
+                }
+            }
         }
     }
 
@@ -331,9 +363,9 @@ impl Simulation {
             .admitted(filter)
             .filter_map(|(h, body, c)| {
                 let entry = match &c.shape {
-                    Shape::Mesh(m) => ray.enters_box(&m.world_aabb(&body.mesh_pose())?)?,
                     // Planes are cheap: test them whole.
                     Shape::HalfSpace(_) => 0.0,
+                    s => ray.enters_box(&s.world_aabb(&body.mesh_pose())?)?,
                 };
                 Some((entry, h, body, c))
             })
@@ -424,10 +456,10 @@ impl Simulation {
         self.admitted(filter)
             .filter(|(h, body, c)| {
                 let in_box = match &c.shape {
-                    Shape::Mesh(m) => m
+                    Shape::HalfSpace(_) => true,
+                    s => s
                         .world_aabb(&body.mesh_pose())
                         .is_some_and(|b| near_box(&b, point)),
-                    Shape::HalfSpace(_) => true,
                 };
                 in_box
                     && filter.predicate_accepts(*h)
@@ -451,57 +483,37 @@ impl Simulation {
             return Vec::new();
         }
         let query_box = match shape {
-            Shape::Mesh(q) => match q.world_aabb(pose) {
+            Shape::HalfSpace(_) => None,
+            s => match s.world_aabb(pose) {
                 Some(b) => Some(b),
                 None => return Vec::new(),
             },
-            Shape::HalfSpace(_) => None,
         };
         self.admitted(filter)
             .filter(|(h, body, c)| {
                 let bpose = body.mesh_pose();
                 let body_box = match &c.shape {
-                    Shape::Mesh(m) => match m.world_aabb(&bpose) {
+                    Shape::HalfSpace(_) => None,
+                    s => match s.world_aabb(&bpose) {
                         Some(b) => Some(b),
                         None => return false,
                     },
-                    Shape::HalfSpace(_) => None,
                 };
                 // Bounding tests first, the predicate, then the exact test.
                 let near = match (&c.shape, shape) {
-                    (Shape::Mesh(_), Shape::Mesh(_)) => {
-                        query_box.is_some_and(|q| body_box.is_some_and(|b| b.overlaps(&q)))
-                    }
-                    (Shape::HalfSpace(hb), Shape::Mesh(_)) => {
+                    (Shape::HalfSpace(_), Shape::HalfSpace(_)) => false,
+                    (Shape::HalfSpace(hb), _) => {
                         let (n, offset) = plane_of(body, hb);
                         query_box.is_some_and(|q| box_below_plane(&q, n, offset))
                     }
-                    (Shape::Mesh(_), Shape::HalfSpace(hq)) => {
+                    (_, Shape::HalfSpace(hq)) => {
                         let (n, offset) = hq.world(pose);
                         body_box.is_some_and(|b| box_below_plane(&b, n, offset))
                     }
-                    (Shape::HalfSpace(_), Shape::HalfSpace(_)) => false,
+                    _ => query_box.is_some_and(|q| body_box.is_some_and(|b| b.overlaps(&q))),
                 };
-                if !near || !filter.predicate_accepts(*h) {
-                    return false;
-                }
-                match (&c.shape, shape) {
-                    (Shape::Mesh(m), Shape::Mesh(q)) => {
-                        let q_to_body = bpose.inverse().mul(pose);
-                        m.queries()
-                            .interference(q.queries(), &q_to_body, Method::Obb, false)
-                            .is_ok_and(|r| r.intersecting)
-                    }
-                    (Shape::HalfSpace(hb), Shape::Mesh(q)) => {
-                        let (n, offset) = plane_of(body, hb);
-                        lowest_along(q, pose, n) < offset
-                    }
-                    (Shape::Mesh(m), Shape::HalfSpace(hq)) => {
-                        let (n, offset) = hq.world(pose);
-                        lowest_along(m, &bpose, n) < offset
-                    }
-                    (Shape::HalfSpace(_), Shape::HalfSpace(_)) => false,
-                }
+                near && filter.predicate_accepts(*h)
+                    && shapes_interfere(&c.shape, &bpose, shape, pose)
             })
             .map(|(h, _, _)| h)
             .collect()
@@ -517,13 +529,13 @@ impl Simulation {
         self.admitted(filter)
             .filter(|(h, body, c)| {
                 let overlaps = match &c.shape {
-                    Shape::Mesh(m) => m
-                        .world_aabb(&body.mesh_pose())
-                        .is_some_and(|b| b.overlaps(aabb)),
                     Shape::HalfSpace(hs) => {
                         let (n, offset) = plane_of(body, hs);
                         box_below_plane(aabb, n, offset)
                     }
+                    s => s
+                        .world_aabb(&body.mesh_pose())
+                        .is_some_and(|b| b.overlaps(aabb)),
                 };
                 overlaps && filter.predicate_accepts(*h)
             })
@@ -536,4 +548,40 @@ impl Simulation {
 /// box; this compares in `f64`).
 fn near_box(b: &Aabb, p: DVec3) -> bool {
     p.cmpge(b.min.as_dvec3()).all() && p.cmple(b.max.as_dvec3()).all()
+}
+
+/// The surface crossings of `ray` with a convex primitive placed by `pose`, within
+/// `[0, max]`: where it enters (when the origin is outside) and where it leaves, each with the
+/// outward unit normal there. The entry is `interfere_geometry`'s closed-form ray cast; the exit
+/// is the entry of the reversed ray cast from a point beyond the primitive's bounding sphere.
+fn primitive_crossings(p: &Primitive, pose: &DPose, ray: &Ray) -> Vec<(f64, DVec3)> {
+    let mut out = Vec::new();
+    let Some((_, hi)) = p.local_bounds() else {
+        return out;
+    };
+    let Ok(first) = p.ray_cast(pose, ray.origin, ray.dir, ray.max) else {
+        return out;
+    };
+    let Some(first) = first else {
+        return out;
+    };
+    if first.normal != DVec3::ZERO {
+        out.push((first.t + 0.0, first.normal));
+    }
+    // A point on the ray beyond the bounding sphere (centred at the primitive's centre).
+    let radius = hi.length();
+    let far = (pose.translation - ray.origin).dot(ray.dir) + radius * 1.01 + 1e-9;
+    if !(far > 0.0 && far.is_finite()) {
+        return out;
+    }
+    let back = ray.at(far);
+    if let Ok(Some(hit)) = p.ray_cast(pose, back, -ray.dir, far)
+        && hit.normal != DVec3::ZERO
+    {
+        let t = (far - hit.t).max(0.0) + 0.0;
+        if t <= ray.max {
+            out.push((t, hit.normal));
+        }
+    }
+    out
 }

@@ -150,6 +150,7 @@ fn oracle_touches(sim: &Simulation, o: DVec3, d: DVec3, reach: f64) -> (Vec<Touc
                     });
                 }
             }
+            _ => unreachable!("meshes and half-spaces only"),
         }
     }
     out.sort_by(|a, b| a.t.total_cmp(&b.t));
@@ -289,6 +290,7 @@ fn ray_casts_match_brute_force() {
                         let (n, off) = hs.world(&sim.body(h).unwrap().mesh_pose());
                         n.dot(o) <= off
                     }
+                    _ => unreachable!("meshes and half-spaces only"),
                 })
                 .collect();
             let solid = sim.cast_ray(o, d, max, true, &all);
@@ -324,6 +326,7 @@ fn first_normal(sim: &Simulation, h: BodyHandle) -> DVec3 {
     match &sim.collider(h).unwrap().shape {
         Shape::HalfSpace(hs) => hs.world(&sim.body(h).unwrap().mesh_pose()).0,
         Shape::Mesh(_) => DVec3::NAN,
+        _ => unreachable!("meshes and half-spaces only"),
     }
 }
 
@@ -565,6 +568,7 @@ fn point_queries_match_locate_point() {
                             let (n, off) = hs.world(&body.mesh_pose());
                             n.dot(p) <= off
                         }
+                        _ => unreachable!("meshes and half-spaces only"),
                     }
                 })
                 .collect()
@@ -691,6 +695,7 @@ fn shape_queries_match_brute_force() {
                                 .any(|v| n.dot(bpose.transform_point(*v)) < off)
                         }
                         (Shape::HalfSpace(_), Shape::HalfSpace(_)) => false,
+                        _ => unreachable!("meshes and half-spaces only"),
                     }
                 })
                 .collect();
@@ -784,6 +789,7 @@ fn box_queries_match_brute_force() {
                                 n.dot(corner) <= off
                             })
                         }
+                        _ => unreachable!("meshes and half-spaces only"),
                     }
                 })
                 .collect();

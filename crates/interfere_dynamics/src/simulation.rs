@@ -174,7 +174,7 @@ impl Simulation {
     }
 
     /// Adds a body with an optional collider. A dynamic body's mass properties are its own (build
-    /// it from the collider's, e.g. [`crate::MeshShape::mass_at`]).
+    /// it from the collider's, e.g. [`crate::Shape::mass_at`]).
     pub fn insert(
         &mut self,
         body: RigidBody,
@@ -685,8 +685,8 @@ impl Simulation {
             let margin = [p.a, p.b]
                 .iter()
                 .filter_map(|&i| {
-                    let mesh = self.colliders[i].as_ref()?.shape.mesh()?;
-                    Some(crate::narrow_phase::plane_margin(&bodies[i], mesh, dt))
+                    let shape = &self.colliders[i].as_ref()?.shape;
+                    Some(crate::narrow_phase::shape_margin(&bodies[i], shape, dt))
                 })
                 .fold(0.0, f64::max);
             let mut out = crate::contact::Contacts::default();

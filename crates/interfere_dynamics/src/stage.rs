@@ -194,6 +194,12 @@ pub struct PairContact {
     pub contained: bool,
     /// Not an interfering pair: speculative parts only (see [`InterferingPair::speculative`]).
     pub speculative: bool,
+    /// The parts' points follow body b's centre of mass but not its rotation when the contact is
+    /// advanced to later states ([`crate::latent`]): set for pairs with a primitive or compound,
+    /// whose curved surfaces keep their contact point where the bodies meet while they turn (a
+    /// rolling ball's contact stays under its centre; carried round with the material it would
+    /// put the support force off the centre and drive the rolling). Mesh contacts turn with b.
+    pub rolling: bool,
     /// The step whose start state this was computed from.
     pub at_step: u64,
     /// `(position, orientation)` of a and b at that state.
@@ -222,6 +228,7 @@ impl PairContact {
             triangle_pairs: p.triangle_pairs,
             contained: p.contained,
             speculative: p.speculative,
+            rolling: false,
             at_step: step,
         }
     }

@@ -12,6 +12,8 @@
 //!   ([`crate::AdaptiveSampling::sample_pair`]), split by [`crate::split_adaptive_volume`].
 //! - Mesh–half-space: the exact volume of the mesh below the plane and its exact gradient,
 //!   split into quadrants ([`crate::volume_below_plane_split`]).
+//! - Pairs with a primitive or a compound: closed forms, or the exact volume of tessellations
+//!   where there is none ([`crate::primitive_contact`]).
 //!
 //! Each part becomes a [`VolumeContact`] with a feature key stable while the pair and the
 //! quadrant stay the same (warm starting). Pairs run on every core, assembled in pair order.
@@ -79,6 +81,9 @@ pub fn pair_contact_shifted(
     let (a, b) = (p.a, p.b);
     let mut c = PairContact::touching(p, input.bodies, input.step);
     match (input.shape(a), input.shape(b)) {
+        (Some(sa), Some(sb)) if sa.is_primitive() || sb.is_primitive() => {
+            crate::primitive_contact::primitive_pair_contact(input, &mut c)
+        }
         (Some(Shape::Mesh(_)), Some(Shape::Mesh(_))) => mesh_mesh(input, &mut c, shift),
         (Some(Shape::HalfSpace(h)), Some(Shape::Mesh(m))) => half_space(input, &mut c, a, h, m),
         (Some(Shape::Mesh(m)), Some(Shape::HalfSpace(h))) => half_space(input, &mut c, b, h, m),
@@ -236,10 +241,22 @@ fn exact_mesh_mesh(input: &StageInput<'_>, c: &mut PairContact) {
 }
 
 /// Fills `c` from an exact result in A's frame (`pa`: A's mesh pose): the totals about the
-/// area-weighted centroid of the contact surface on B, and each region (with a positive volume)
-/// as four parts at the principal radii of its contact surface
-/// ([`crate::mesh_volume::principal_parts`]).
+/// area-weighted centroid of the contact surface on B ([`exact_totals`]), and each region (with a
+/// positive volume) as four parts at the principal radii of its contact surface
+/// ([`exact_parts`]).
 pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
+    let (volume, linear, angular, point, _) = exact_totals(r, pa);
+    c.volume = volume;
+    c.linear = linear;
+    c.angular = angular;
+    c.point = point;
+    c.parts = exact_parts(c.a, c.b, r, pa, 0);
+}
+
+/// The totals of an exact result in A's frame (`pa`: A's mesh pose), world space: volume,
+/// `∂V/∂x_b`, `∂V/∂θ_b` about the area-weighted centroid of the contact surface on B, that
+/// centroid, and the area on B it is weighted by.
+pub fn exact_totals(r: &ExactResult, pa: &DPose) -> (f64, DVec3, DVec3, DVec3, f64) {
     let (mut wsum, mut wc) = (0.0, DVec3::ZERO);
     for region in &r.regions {
         wsum += region.area_b;
@@ -249,11 +266,26 @@ pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
     // About `point`: τ_p = τ_c + (c − p) × G.
     let angular = r.rotation_gradient + (r.centre - point).cross(r.translation_gradient);
     let rot = pa.rotation;
-    c.volume = r.volume;
-    c.linear = rot * r.translation_gradient;
-    c.angular = rot * angular;
-    c.point = pa.transform_dpoint(point);
-    c.parts.clear();
+    (
+        r.volume,
+        rot * r.translation_gradient,
+        rot * angular,
+        pa.transform_dpoint(point),
+        wsum,
+    )
+}
+
+/// The volume contacts of an exact result in A's frame (`pa`: A's mesh pose) between bodies `a`
+/// and `b`: each region `k` with a positive volume as four parts at the principal radii of its
+/// contact surface ([`crate::mesh_volume::principal_parts`]), feature region `region_base + k`.
+pub fn exact_parts(
+    a: BodyId,
+    b: BodyId,
+    r: &ExactResult,
+    pa: &DPose,
+    region_base: usize,
+) -> Vec<VolumeContact> {
+    let mut out = Vec::new();
     for (k, region) in r.regions.iter().enumerate() {
         let ends: Vec<(DVec3, DVec3)> = region
             .pieces_b
@@ -282,16 +314,17 @@ pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
         } else {
             f64::INFINITY
         };
-        c.parts.extend(parts.iter().map(|part| VolumeContact {
-            body_a: c.a,
-            body_b: c.b,
+        out.extend(parts.iter().map(|part| VolumeContact {
+            body_a: a,
+            body_b: b,
             volume: part.volume.min(part.linear.length() * cap),
             point: part.point,
             linear: part.linear,
             angular: part.angular,
-            feature: feature_key(c.a, c.b, k, part.quadrant),
+            feature: feature_key(a, b, region_base + k, part.quadrant),
         }));
     }
+    out
 }
 
 fn mesh_mesh(input: &StageInput<'_>, c: &mut PairContact, shift: DVec3) {

@@ -723,3 +723,48 @@ impl ContactStage for GpuAsyncContacts {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interfere_dynamics::{
+        Collider as DynCollider, HalfSpace, MeshShape, Primitive, RigidBody, Shape,
+    };
+    use interfere_geometry::glam::{DQuat, DVec3, Vec3};
+    use std::sync::Arc;
+
+    /// Oracle: the GPU job takes exactly the mesh–mesh candidates; every pair with a half-space,
+    /// a primitive or a compound is left to the CPU stage (no device needed to plan).
+    #[test]
+    fn pairs_with_primitives_go_to_the_cpu() {
+        let mesh = Arc::new(
+            MeshShape::new(interfere_geometry::shapes::cuboid(Vec3::splat(0.5)).unwrap()).unwrap(),
+        );
+        let ball = Shape::from_primitive(Primitive::sphere(0.5).unwrap());
+        let colliders = vec![
+            Some(DynCollider::mesh(mesh.clone())),
+            Some(DynCollider::mesh(mesh)),
+            Some(DynCollider::from_shape(ball)),
+            Some(DynCollider::half_space(
+                HalfSpace::new(DVec3::Z, DVec3::ZERO).unwrap(),
+            )),
+        ];
+        let bodies: Vec<RigidBody> = (0..4)
+            .map(|i| RigidBody::fixed(DVec3::X * i as f64, DQuat::IDENTITY).unwrap())
+            .collect();
+        let candidates = [(0, 1), (0, 2), (1, 3), (2, 3)];
+        let settings = interfere_dynamics::ContactSettings::default();
+        let input = StageInput {
+            step: 0,
+            dt: 1.0 / 60.0,
+            bodies: &bodies,
+            colliders: &colliders,
+            candidates: &candidates,
+            settings: &settings,
+        };
+        let (request, cpu) = plan(&input, &GpuStageOptions::default());
+        assert_eq!(request.snapshot.pairs, vec![(0, 1)]);
+        assert_eq!(cpu, vec![(0, 2), (1, 3), (2, 3)]);
+        assert_eq!(request.job.pairs.len(), 1);
+    }
+}
