@@ -674,11 +674,15 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
 /// for bit (no rebuild, warm starting kept).
 #[test]
 fn spawn_and_despawn_do_not_disturb_other_bodies() {
+    // The box's state after every step it was in the simulation. Collider preparation runs on
+    // the task pool, so the box may join an update earlier or later depending on load: the runs
+    // are compared from the box's first step in the world.
     let run = |visitor: bool| {
         let mut app = app(Backend::Cpu, None);
         ground(&mut app);
         let b = falling_box(&mut app, 1.0);
         let mut v = None;
+        let mut states = Vec::new();
         for step in 0..150 {
             if visitor && step == 30 {
                 v = Some(
@@ -697,15 +701,20 @@ fn spawn_and_despawn_do_not_disturb_other_bodies() {
                 app.world_mut().despawn(e);
             }
             app.update();
+            let pw = app.world().resource::<PhysicsWorld>();
+            if let Some(body) = pw.body(b) {
+                states.push((
+                    body.position.to_array().map(f64::to_bits),
+                    body.orientation.to_array().map(f64::to_bits),
+                ));
+            }
         }
-        let pw = app.world().resource::<PhysicsWorld>();
-        let body = pw.body(b).unwrap();
-        (
-            body.position.to_array().map(f64::to_bits),
-            body.orientation.to_array().map(f64::to_bits),
-        )
+        states
     };
-    assert_eq!(run(false), run(true));
+    let (alone, visited) = (run(false), run(true));
+    let n = alone.len().min(visited.len());
+    assert!(n >= 140, "the box was simulated for only {n} steps");
+    assert_eq!(alone[..n], visited[..n]);
 }
 
 /// What the ray-casting system saw on its last run.
