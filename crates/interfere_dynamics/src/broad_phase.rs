@@ -147,8 +147,8 @@ impl BroadPhase {
                     if n.y >= 0.0 { lo.y } else { hi.y },
                     if n.z >= 0.0 { lo.z } else { hi.z },
                 );
-                // Within the speculative margin (see `crate::narrow_phase::shape_margin`).
-                if n.dot(corner) < offset + crate::narrow_phase::shape_margin(body, shape, dt) {
+                // Within the speculative margin (see `crate::margin::shape_margin`).
+                if n.dot(corner) < offset + crate::margin::shape_margin(body, shape, dt) {
                     out.push((h.min(m), h.max(m)));
                 }
             }

@@ -20,10 +20,12 @@ pub mod broad_phase;
 pub mod collider;
 pub mod contact;
 pub mod cpu_stage;
+pub mod exact_split;
 pub mod forces;
 #[cfg(test)]
 mod forces_tests;
 pub mod latent;
+pub mod margin;
 pub mod mass;
 pub mod mesh_volume;
 pub mod narrow_phase;

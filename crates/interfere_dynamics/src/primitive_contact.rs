@@ -25,7 +25,7 @@
 //! of the contact surface, as an exact mesh region does ([`crate::mesh_volume::principal_parts`],
 //! the same depth cap at twice the mean depth; an isotropic surface — a ball's cap disk, a
 //! cube's square face — has its axes set by the part's local X axis, not by rounding); a tessellated pair's exact result is split per
-//! region as in the mesh–mesh stage ([`crate::volume_stage::exact_parts`]). Feature keys number
+//! region as in the mesh–mesh stage ([`crate::exact_split::exact_parts`]). Feature keys number
 //! the regions by `(part of a, part of b, region)`, stable while the same parts touch.
 //!
 //! **Half-spaces.** As for a mesh (`volume_stage`), each part near or below the plane (within
@@ -49,10 +49,10 @@
 use crate::body::RigidBody;
 use crate::collider::{HalfSpace, MeshShape, PrimitiveShape, Shape};
 use crate::contact::{BodyId, VolumeContact};
+use crate::exact_split::{exact_parts, exact_totals, feature_key};
+use crate::margin::shape_margin;
 use crate::mesh_volume::principal_parts_with_hint;
-use crate::narrow_phase::shape_margin;
 use crate::stage::{InterferingPair, PairContact, StageInput};
-use crate::volume_stage::{exact_parts, exact_totals, feature_key};
 use interfere_geometry::glam::{DMat3, DVec3};
 use interfere_geometry::primitives::{PrimitiveVolume, volume_method_with_solid};
 use interfere_geometry::volume::{ExactOptions, ExactResult, ExactVolume};

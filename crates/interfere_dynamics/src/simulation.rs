@@ -686,7 +686,7 @@ impl Simulation {
                 .iter()
                 .filter_map(|&i| {
                     let shape = &self.colliders[i].as_ref()?.shape;
-                    Some(crate::narrow_phase::shape_margin(&bodies[i], shape, dt))
+                    Some(crate::margin::shape_margin(&bodies[i], shape, dt))
                 })
                 .fold(0.0, f64::max);
             let mut out = crate::contact::Contacts::default();

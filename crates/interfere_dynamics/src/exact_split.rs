@@ -1,0 +1,104 @@
+//! The exact intersection volume's contact regions (`interfere_geometry::volume::exact`, which
+//! replaces the sampling of Wang–Faure–Pai 2012 §2.2) turned into the volume contacts the solver
+//! takes: totals about the contact surface's centroid and, per region, four parts at the
+//! principal radii of its contact surface; and the feature keys that keep warm starts.
+//! Shared by the mesh–mesh volume stage and the primitive contacts.
+
+use crate::contact::{BodyId, VolumeContact};
+use crate::mesh_volume::principal_parts;
+use crate::stage::PairContact;
+use interfere_geometry::DPose;
+use interfere_geometry::glam::DVec3;
+use interfere_geometry::volume::ExactResult;
+
+/// The feature key of part `quadrant` of region `region` of pair `(a, b)` (warm starting).
+pub fn feature_key(a: BodyId, b: BodyId, region: usize, quadrant: u8) -> u64 {
+    ((a as u64) << 40) ^ ((b as u64) << 12) ^ ((region as u64) << 2) ^ quadrant as u64
+}
+
+/// Fills `c` from an exact result in A's frame (`pa`: A's mesh pose): the totals about the
+/// area-weighted centroid of the contact surface on B ([`exact_totals`]), and each region (with a
+/// positive volume) as four parts at the principal radii of its contact surface
+/// ([`exact_parts`]).
+pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
+    let (volume, linear, angular, point, _) = exact_totals(r, pa);
+    c.volume = volume;
+    c.linear = linear;
+    c.angular = angular;
+    c.point = point;
+    c.parts = exact_parts(c.a, c.b, r, pa, 0);
+}
+
+/// The totals of an exact result in A's frame (`pa`: A's mesh pose), world space: volume,
+/// `∂V/∂x_b`, `∂V/∂θ_b` about the area-weighted centroid of the contact surface on B, that
+/// centroid, and the area on B it is weighted by.
+pub fn exact_totals(r: &ExactResult, pa: &DPose) -> (f64, DVec3, DVec3, DVec3, f64) {
+    let (mut wsum, mut wc) = (0.0, DVec3::ZERO);
+    for region in &r.regions {
+        wsum += region.area_b;
+        wc += region.point * region.area_b;
+    }
+    let point = if wsum > 0.0 { wc / wsum } else { r.centre };
+    // About `point`: τ_p = τ_c + (c − p) × G.
+    let angular = r.rotation_gradient + (r.centre - point).cross(r.translation_gradient);
+    let rot = pa.rotation;
+    (
+        r.volume,
+        rot * r.translation_gradient,
+        rot * angular,
+        pa.transform_dpoint(point),
+        wsum,
+    )
+}
+
+/// The volume contacts of an exact result in A's frame (`pa`: A's mesh pose) between bodies `a`
+/// and `b`: each region `k` with a positive volume as four parts at the principal radii of its
+/// contact surface ([`crate::mesh_volume::principal_parts`]), feature region `region_base + k`.
+pub fn exact_parts(
+    a: BodyId,
+    b: BodyId,
+    r: &ExactResult,
+    pa: &DPose,
+    region_base: usize,
+) -> Vec<VolumeContact> {
+    let mut out = Vec::new();
+    for (k, region) in r.regions.iter().enumerate() {
+        let ends: Vec<(DVec3, DVec3)> = region
+            .pieces_b
+            .iter()
+            .map(|p| (p.centroid, p.vector_area))
+            .collect();
+        let Some(parts) = principal_parts(
+            region.volume,
+            region.translation_gradient,
+            region.rotation_gradient,
+            region.point,
+            &ends,
+            pa,
+        ) else {
+            continue;
+        };
+        // A part's depth (its volume over its gradient's length: what the solver drives to the
+        // slop) is the region's `V / |Σ n dA|`. When the region's pieces on B face opposite ways
+        // (a thread tooth pressed against both flanks, a sliver through a thin wall) the sum
+        // cancels and that depth can be millimetres for a contact microns deep: the position
+        // projection then throws the body across the thread. The depth is capped at twice the
+        // mean depth over B's pieces, `V / Σ |n dA|` (inactive while `|Σ n dA|` is at least half
+        // of `Σ |n dA|`, as for every contact whose pieces face one way).
+        let cap = if region.area_b > 0.0 {
+            2.0 * region.volume / region.area_b
+        } else {
+            f64::INFINITY
+        };
+        out.extend(parts.iter().map(|part| VolumeContact {
+            body_a: a,
+            body_b: b,
+            volume: part.volume.min(part.linear.length() * cap),
+            point: part.point,
+            linear: part.linear,
+            angular: part.angular,
+            feature: feature_key(a, b, region_base + k, part.quadrant),
+        }));
+    }
+    out
+}
