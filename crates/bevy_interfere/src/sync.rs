@@ -6,7 +6,10 @@
 //! `Transform` the game changed is a teleport, new velocity components set the velocities,
 //! materials are copied, a changed kind, collider or mass replaces just that body; changed
 //! `CollisionLayers` or `Sensor` update the body's collider in place. Removing
-//! `Sleeping` wakes a body and inserting it puts the body to sleep. Values that are not finite
+//! `Sleeping` wakes a body and inserting it puts the body to sleep. A body on a child entity
+//! lives in the world at its ancestors' `Transform`s composed with its own (read afresh each step,
+//! so a moving parent carries it: a change of the parent's pose moves the body like a teleport),
+//! and the write-back puts the pose back relative to that parent. Values that are not finite
 //! are refused for that body with one warning and overwritten at the write-back (the body keeps
 //! its simulated state; nothing else is touched).
 
@@ -66,7 +69,34 @@ type BodyQueryData = (
     Has<NeverSleep>,
     Has<crate::collider::Collider>,
     (Option<&'static CollisionLayers>, Has<Sensor>),
+    Option<&'static ChildOf>,
 );
+
+/// The ancestors of a body's entity: their `Transform`s and parents.
+pub(crate) type AncestorQuery<'w, 's> =
+    Query<'w, 's, (&'static Transform, Option<&'static ChildOf>)>;
+
+/// The world transform of `child`'s parent: the `Transform`s of its ancestors composed (`None`
+/// without a parent). Read from `Transform`s, not `GlobalTransform`s, so a parent the game moved
+/// this frame counts at once.
+pub(crate) fn parent_world(
+    child: Option<&ChildOf>,
+    ancestors: &AncestorQuery,
+) -> Option<Transform> {
+    let mut next = child.map(ChildOf::parent);
+    let mut acc: Option<Transform> = None;
+    // Bounded: a hierarchy deeper than this is treated as ending there.
+    for _ in 0..256 {
+        let Some(e) = next else { break };
+        let Ok((t, up)) = ancestors.get(e) else { break };
+        acc = Some(match acc {
+            Some(a) => t.mul_transform(a),
+            None => *t,
+        });
+        next = up.map(ChildOf::parent);
+    }
+    acc
+}
 
 /// Everything the mirror reads.
 /// Parked bodies are not mirrored: one that gets [`Parked`] leaves the simulation.
@@ -113,6 +143,7 @@ pub(crate) fn sync_bodies(
     time: Res<Time<Fixed>>,
     mut stats: ResMut<PhysicsStats>,
     bodies: BodyQuery,
+    ancestors: AncestorQuery,
     mut warned: Local<HashSet<Entity>>,
     mut commands: Commands,
 ) {
@@ -155,7 +186,25 @@ pub(crate) fn sync_bodies(
             never_sleep,
             has_collider,
             (layers, is_sensor),
+            child_of,
         ) = item;
+        // The body's pose in the world: under a parent, the parent's world transform times the
+        // entity's own (scale is the collider's business, see `crate::collider`).
+        let parent = parent_world(child_of, &ancestors);
+        let world_pose = match parent {
+            Some(p) => {
+                let w = p.mul_transform(*transform);
+                Transform {
+                    translation: w.translation,
+                    rotation: w.rotation.normalize(),
+                    scale: transform.scale,
+                }
+            }
+            None => *transform,
+        };
+        // What the game wrote into `Transform` (compared with the last write-back).
+        let local = *transform;
+        let transform = &world_pose;
         let layers: interfere_dynamics::CollisionLayers =
             layers.copied().unwrap_or_default().into();
         let mut warn_once = |why: String| {
@@ -222,8 +271,9 @@ pub(crate) fn sync_bodies(
                 Some(old) => {
                     // Keep the exact state unless the game moved the body.
                     if let Some(prev) = pw.sim.body(old.handle)
+                        && old.parent == parent
                         && old.written.is_some_and(|(t, r, _, _)| {
-                            t == transform.translation && r == transform.rotation
+                            t == local.translation && r == local.rotation
                         })
                     {
                         let pose = prev.mesh_pose();
@@ -244,6 +294,7 @@ pub(crate) fn sync_bodies(
                     entry.kind = *kind;
                     entry.density = dens;
                     entry.shape = shape.cloned();
+                    entry.parent = parent;
                 }
                 None => {
                     let handle = match pw.sim.insert(body, collider) {
@@ -267,6 +318,7 @@ pub(crate) fn sync_bodies(
                             shape: shape.cloned(),
                             density: dens,
                             written: None,
+                            parent,
                             marked_asleep: false,
                         },
                     );
@@ -285,10 +337,12 @@ pub(crate) fn sync_bodies(
         let _ = pw.sim.set_material(h, mat);
         let _ = pw.sim.set_can_sleep(h, !never_sleep);
         if !rebuild {
-            let moved = entry
-                .written
-                .is_none_or(|(t, r, _, _)| t != transform.translation || r != transform.rotation);
+            let moved = entry.parent != parent
+                || entry
+                    .written
+                    .is_none_or(|(t, r, _, _)| t != local.translation || r != local.rotation);
             if moved {
+                pw.entries.get_mut(&entity).expect("present").parent = parent;
                 if finite_transform(transform) {
                     let q = transform.rotation.as_dquat().normalize();
                     let _ = pw.sim.set_pose(h, transform.translation.as_dvec3(), q);

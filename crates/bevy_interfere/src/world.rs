@@ -22,6 +22,10 @@ pub(crate) struct Entry {
     /// What the last write-back put into `(translation, rotation, linear, angular)` (a
     /// difference means the game changed it: a teleport or a new velocity).
     pub written: Option<(Vec3, Quat, Vec3, Vec3)>,
+    /// The world transform of the entity's parent (its ancestors' `Transform`s composed) when the
+    /// body was last mirrored; `None` without a parent. The body's world pose is this times its
+    /// own `Transform`, and a change of it moves the body like a teleport.
+    pub parent: Option<Transform>,
     /// Whether the plugin inserted `Sleeping` on the entity.
     pub marked_asleep: bool,
 }

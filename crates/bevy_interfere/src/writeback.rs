@@ -53,8 +53,17 @@ pub(crate) fn writeback(
         }
         if entry.kind != RigidBody::Static || !transform.translation.is_finite() {
             let pose = body.mesh_pose();
-            let t = pose.translation.as_vec3();
-            let r = body.orientation.as_quat().normalize();
+            let (mut t, mut r) = (
+                pose.translation.as_vec3(),
+                body.orientation.as_quat().normalize(),
+            );
+            // Under a parent, the pose relative to it (the parent's world transform of this
+            // step, see `crate::sync`).
+            if let Some(p) = entry.parent {
+                let inv = p.compute_affine().inverse();
+                t = inv.transform_point3(t);
+                r = (p.rotation.inverse() * r).normalize();
+            }
             if transform.translation != t || transform.rotation != r {
                 transform.translation = t;
                 transform.rotation = r;

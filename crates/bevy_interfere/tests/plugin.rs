@@ -1488,3 +1488,95 @@ fn primitive_colliders_apply_scale_or_refuse() {
     assert!((volume(tall) - pi * 0.04 * 4.0).abs() < 1e-6);
     assert!((volume(big) - 4.0 / 3.0 * pi).abs() < 1e-9);
 }
+
+/// Bodies on child entities: the world pose is the ancestors' `Transform`s composed with the
+/// body's own. A static body under a parent sits at the composed pose and follows its parent
+/// when the parent moves; a dynamic body two levels down (rotated parent) falls in the world,
+/// rests on the ground, and is written back relative to its parent (parent ∘ local = world).
+#[test]
+fn bodies_follow_their_parents() {
+    let mut app = app(Backend::Cpu, None);
+    ground(&mut app);
+    let holder = app
+        .world_mut()
+        .spawn(Transform::from_xyz(3.0, 0.0, 0.0).with_rotation(Quat::from_rotation_y(0.5)))
+        .id();
+    let platform = app
+        .world_mut()
+        .spawn((
+            RigidBody::Static,
+            Collider::cuboid_mesh(Vec3::new(0.5, 0.05, 0.5)),
+            Transform::from_xyz(0.0, 1.0, 0.0),
+            ChildOf(holder),
+        ))
+        .id();
+    let grandparent = app
+        .world_mut()
+        .spawn(Transform::from_xyz(-1.5, 0.0, 0.0))
+        .id();
+    let parent = app
+        .world_mut()
+        .spawn((
+            Transform::from_xyz(0.0, 0.5, 0.0).with_rotation(Quat::from_rotation_y(1.0)),
+            ChildOf(grandparent),
+        ))
+        .id();
+    let b = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid_mesh(Vec3::splat(0.2)),
+            Transform::from_xyz(0.0, 0.5, 0.0),
+            ChildOf(parent),
+            NeverSleep,
+        ))
+        .id();
+    for _ in 0..150 {
+        app.update();
+    }
+    let pw = app.world().resource::<PhysicsWorld>();
+    let at = pw
+        .body(platform)
+        .expect("the platform is simulated")
+        .position;
+    assert!(
+        (at - bevy::math::DVec3::new(3.0, 1.0, 0.0)).length() < 1e-6,
+        "platform at {at}"
+    );
+    let world = pw.body(b).expect("the box is simulated").position.as_vec3();
+    assert!((world.y - 0.2).abs() < 0.01, "the box rests at {world}");
+    assert!(
+        (world.x + 1.5).abs() < 0.01 && world.z.abs() < 0.01,
+        "the box fell straight down from (-1.5, 1, 0): {world}"
+    );
+    // Written back relative to its parent.
+    let parent_world = app
+        .world()
+        .get::<Transform>(grandparent)
+        .unwrap()
+        .mul_transform(*app.world().get::<Transform>(parent).unwrap());
+    let local = *app.world().get::<Transform>(b).unwrap();
+    let composed = parent_world.mul_transform(local).translation;
+    assert!(
+        (composed - world).length() < 1e-4,
+        "parent ∘ local = {composed}, world {world}"
+    );
+    assert!((local.translation.y - (world.y - 0.5)).abs() < 1e-4);
+    // A moving parent carries its static child.
+    app.world_mut()
+        .get_mut::<Transform>(holder)
+        .unwrap()
+        .translation
+        .x = 4.0;
+    app.update();
+    let at = app
+        .world()
+        .resource::<PhysicsWorld>()
+        .body(platform)
+        .unwrap()
+        .position;
+    assert!(
+        (at - bevy::math::DVec3::new(4.0, 1.0, 0.0)).length() < 1e-6,
+        "platform at {at} after its parent moved"
+    );
+}
