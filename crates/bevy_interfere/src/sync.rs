@@ -9,7 +9,9 @@
 //! `Sleeping` wakes a body and inserting it puts the body to sleep. A body on a child entity
 //! lives in the world at its ancestors' `Transform`s composed with its own (read afresh each step,
 //! so a moving parent carries it: a change of the parent's pose moves the body like a teleport),
-//! and the write-back puts the pose back relative to that parent. Values that are not finite
+//! and the write-back puts the pose back relative to that parent. Primitive and compound
+//! colliders on child entities without a `RigidBody` join their body's own collider as one
+//! compound (mesh ones are refused with a warning). Values that are not finite
 //! are refused for that body with one warning and overwritten at the write-back (the body keeps
 //! its simulated state; nothing else is touched).
 
@@ -18,9 +20,12 @@ use crate::components::*;
 use crate::layers::{CollisionLayers, Sensor};
 use crate::settings::{PhysicsSettings, PhysicsStats};
 use crate::world::{Entry, PhysicsWorld};
+use bevy::math::DMat3;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
-use interfere_dynamics::{Collider as DynCollider, Material, RigidBody as DynBody};
+use interfere_dynamics::{Collider as DynCollider, Material, RigidBody as DynBody, Shape};
+use interfere_geometry::DPose;
+use interfere_geometry::primitives::CompoundPart;
 use std::time::Instant;
 
 fn material(friction: Option<&Friction>, restitution: Option<&Restitution>) -> Material {
@@ -71,6 +76,115 @@ type BodyQueryData = (
     (Option<&'static CollisionLayers>, Has<Sensor>),
     Option<&'static ChildOf>,
 );
+
+/// Entities below a body: their `Transform`, prepared collider, whether they carry a collider or
+/// are bodies of their own, and their children.
+pub(crate) type PartQuery<'w, 's> = Query<
+    'w,
+    's,
+    (
+        &'static Transform,
+        Option<&'static ColliderShape>,
+        Has<crate::collider::Collider>,
+        Has<RigidBody>,
+        Option<&'static Children>,
+    ),
+>;
+
+/// What the colliders on a body's descendants make of its shape.
+enum Merged {
+    /// No descendant carries a collider: the body's own shape stands.
+    None,
+    /// A descendant's collider is still being prepared: the body waits.
+    Pending,
+    /// They cannot be merged (the reason); the body's own shape stands.
+    Refused(String),
+    /// The body's own shape and its descendants' as one compound.
+    Shape(ColliderShape),
+}
+
+/// Colliders on child entities (down to, not into, a descendant that is a body of its own)
+/// become parts of one compound with the body's own collider, each placed by the `Transform`s
+/// between the body and it. Parts must be primitives or compounds (a compound of meshes is not
+/// built yet).
+fn merged_shape(body: Entity, own: Option<&ColliderShape>, parts: &PartQuery) -> Merged {
+    let Ok((_, _, _, _, Some(children))) = parts.get(body) else {
+        return Merged::None;
+    };
+    let mut found: Vec<CompoundPart> = Vec::new();
+    let mut any = false;
+    let mut stack: Vec<(Entity, Transform)> = children
+        .iter()
+        .filter_map(|c| parts.get(c).ok().map(|(t, ..)| (c, *t)))
+        .collect();
+    let place = |rel: &Transform| DPose {
+        rotation: DMat3::from_quat(rel.rotation.as_dquat().normalize()),
+        translation: rel.translation.as_dvec3(),
+    };
+    let add = |found: &mut Vec<CompoundPart>, shape: &Shape, at: DPose| -> Result<(), String> {
+        match shape {
+            Shape::Primitive(p) => found.push(CompoundPart {
+                pose: at,
+                shape: *p.primitive(),
+            }),
+            Shape::Compound(c) => found.extend(c.compound().parts().iter().map(|q| CompoundPart {
+                pose: at.mul(&q.pose),
+                shape: q.shape,
+            })),
+            Shape::Mesh(_) => return Err("a mesh collider".into()),
+            Shape::HalfSpace(_) => return Err("a half-space collider".into()),
+        }
+        Ok(())
+    };
+    while let Some((e, rel)) = stack.pop() {
+        let Ok((_, shape, has_collider, is_body, grandchildren)) = parts.get(e) else {
+            continue;
+        };
+        if is_body {
+            continue;
+        }
+        if has_collider {
+            any = true;
+            let Some(shape) = shape else {
+                return Merged::Pending;
+            };
+            if let Err(what) = add(&mut found, shape.shape(), place(&rel)) {
+                return Merged::Refused(format!(
+                    "child entity {e} carries {what}: only primitive and compound colliders on \
+                     child entities are merged into their body (give it its own RigidBody)"
+                ));
+            }
+        }
+        if let Some(g) = grandchildren {
+            stack.extend(
+                g.iter()
+                    .filter_map(|c| parts.get(c).ok().map(|(t, ..)| (c, rel.mul_transform(*t)))),
+            );
+        }
+    }
+    if !any {
+        return Merged::None;
+    }
+    if let Some(own) = own
+        && let Err(what) = add(&mut found, own.shape(), DPose::IDENTITY)
+    {
+        return Merged::Refused(format!(
+            "the body carries {what} and its child entities carry colliders: only primitive and \
+             compound colliders are merged"
+        ));
+    }
+    // In a fixed order (the walk's order depends on the stack): by position, then shape.
+    found.sort_by(|a, b| {
+        let key = |p: &CompoundPart| p.pose.translation.to_array();
+        key(a)
+            .partial_cmp(&key(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    match Shape::compound(found) {
+        Ok(shape) => Merged::Shape(ColliderShape::from_shape(shape)),
+        Err(e) => Merged::Refused(format!("the child colliders do not form a compound: {e}")),
+    }
+}
 
 /// The ancestors of a body's entity: their `Transform`s and parents.
 pub(crate) type AncestorQuery<'w, 's> =
@@ -144,6 +258,7 @@ pub(crate) fn sync_bodies(
     mut stats: ResMut<PhysicsStats>,
     bodies: BodyQuery,
     ancestors: AncestorQuery,
+    parts: PartQuery,
     mut warned: Local<HashSet<Entity>>,
     mut commands: Commands,
 ) {
@@ -212,6 +327,21 @@ pub(crate) fn sync_bodies(
                 warn!("interfere: body {entity} refused: {why}");
             }
         };
+        // Colliders on child entities join the body's own as one compound.
+        let merged = match merged_shape(entity, shape, &parts) {
+            Merged::None => None,
+            Merged::Pending => {
+                remove(pw, entity);
+                continue;
+            }
+            Merged::Refused(why) => {
+                warn_once(why);
+                None
+            }
+            Merged::Shape(s) => Some(s),
+        };
+        let has_collider = has_collider || merged.is_some();
+        let shape = merged.as_ref().or(shape);
         let dens = if *kind == RigidBody::Dynamic {
             match density_of(shape, density, mass) {
                 Ok(d) => d,

@@ -1580,3 +1580,105 @@ fn bodies_follow_their_parents() {
         "platform at {at} after its parent moved"
     );
 }
+
+/// Colliders on child entities (one through an intermediate entity without a collider) become
+/// one compound body of their rigid ancestor: its mass and inertia are the parts' sums (two
+/// balls: `2ρ·4/3πr³`, each ball `2/5 m r²` about its centre plus `m d²` off the axis, computed
+/// here), it falls and rests on the ground on the balls, and its contacts name the body entity.
+#[test]
+fn child_colliders_form_one_compound_body() {
+    let mut app = app(Backend::Cpu, None);
+    let g = ground(&mut app);
+    // The f32 values the components carry, in f64.
+    let (r, d) = (f64::from(0.1f32), f64::from(0.3f32));
+    let body = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Transform::from_xyz(0.0, 0.6, 0.0),
+            NeverSleep,
+        ))
+        .id();
+    app.world_mut().spawn((
+        Collider::sphere(r as f32),
+        Transform::from_xyz(-d as f32, 0.0, 0.0),
+        ChildOf(body),
+    ));
+    // The second ball sits under an intermediate entity turned about y by 180°.
+    let holder = app
+        .world_mut()
+        .spawn((
+            Transform::from_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
+            ChildOf(body),
+        ))
+        .id();
+    app.world_mut().spawn((
+        Collider::sphere(r as f32),
+        Transform::from_xyz(-d as f32, 0.0, 0.0),
+        ChildOf(holder),
+    ));
+    let mut contacts = Inbox::<ContactMessage>::new();
+    for _ in 0..150 {
+        app.update();
+        contacts.drain(&app);
+    }
+    let named_body = contacts
+        .got
+        .iter()
+        .any(|c| (c.a == body && c.b == g) || (c.a == g && c.b == body));
+    let pw = app.world().resource::<PhysicsWorld>();
+    let b = pw.body(body).expect("the compound body is simulated");
+    let ball = 1000.0 * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3);
+    assert!(
+        (b.mass() - 2.0 * ball).abs() < 1e-9 * ball,
+        "mass {} against {}",
+        b.mass(),
+        2.0 * ball
+    );
+    let i = b.inertia_local();
+    let own = 0.4 * ball * r * r;
+    let want = [
+        2.0 * own,
+        2.0 * (own + ball * d * d),
+        2.0 * (own + ball * d * d),
+    ];
+    for k in 0..3 {
+        assert!(
+            (i.col(k)[k] - want[k]).abs() < 1e-6 * want[1],
+            "inertia {i} against the diagonal {want:?}"
+        );
+    }
+    assert!(
+        (b.position.y - r).abs() < 2e-3,
+        "the dumbbell rests on its balls: centre at {}",
+        b.position
+    );
+    assert!(
+        named_body,
+        "no contact message between the body and the ground"
+    );
+}
+
+/// A mesh collider on a child entity is not merged (a compound of meshes is not built): the
+/// body is refused with a warning and stays out of the simulation; the rest of the world steps.
+#[test]
+fn child_mesh_colliders_are_refused() {
+    let mut app = app(Backend::Cpu, None);
+    ground(&mut app);
+    let body = app
+        .world_mut()
+        .spawn((RigidBody::Dynamic, Transform::from_xyz(0.0, 1.0, 0.0)))
+        .id();
+    app.world_mut().spawn((
+        Collider::cuboid_mesh(Vec3::splat(0.1)),
+        Transform::default(),
+        ChildOf(body),
+    ));
+    let other = falling_box(&mut app, 1.5);
+    for _ in 0..30 {
+        app.update();
+    }
+    let pw = app.world().resource::<PhysicsWorld>();
+    assert!(pw.body(body).is_none(), "the body joined with a mesh child");
+    assert!(pw.body(other).is_some_and(|b| b.position.y < 1.4));
+}
