@@ -85,8 +85,9 @@ fn box_rests_on_plane_for_ten_seconds() {
         rotation_angle(q0, body.orientation),
         body.linear_velocity.length()
     );
-    assert!(max_drift < 1e-3);
-    assert!(rotation_angle(q0, body.orientation) < 1e-3);
+    // Measured 8.8e-11 m (docs/algorithms.md quotes it at this guard, 1e-9 m).
+    assert!(max_drift < 1e-9);
+    assert!(rotation_angle(q0, body.orientation) < 1e-9);
     assert!(w.last_contacts().points.len() == 4);
 }
 
@@ -166,7 +167,8 @@ fn sliding_box_stops_after_v2_over_2_mu_g() {
             "sliding v={v} mu={mu}: {d:.4} m vs {expected:.4} m ({:+.2}%)",
             100.0 * (d / expected - 1.0)
         );
-        assert!((d / expected - 1.0).abs() < 0.05);
+        // Measured −0.68 % and −0.41 %; docs/algorithms.md quotes "within 1 %".
+        assert!((d / expected - 1.0).abs() < 0.01);
     }
 }
 
@@ -238,8 +240,9 @@ fn bouncing_sphere_rebounds_follow_restitution() {
         assert!(apexes.len() >= 3);
         for (k, &a) in apexes.iter().take(3).enumerate() {
             let expected = h0 * e.powi(2 * (k as i32 + 1));
+            // Measured at most 3.2 % (third bounce at e = 0.8); docs/algorithms.md quotes 3.5 %.
             assert!(
-                (a / expected - 1.0).abs() < 0.05,
+                (a / expected - 1.0).abs() < 0.035,
                 "bounce {k}: {a} vs {expected}"
             );
         }
