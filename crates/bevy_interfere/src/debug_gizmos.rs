@@ -277,10 +277,11 @@ fn draw_debug(
             .flat_map(|p| [p.a, p.b])
             .collect();
         for (i, body) in sim.bodies().iter().enumerate() {
-            let Some(shape) = mesh(i) else {
+            // Every bounded shape (meshes, primitives, compounds; a half-space has no box).
+            let Some(c) = sim.colliders().get(i).and_then(Option::as_ref) else {
                 continue;
             };
-            if let Some(b) = shape.world_aabb(&body.mesh_pose()) {
+            if let Some(b) = c.shape.world_aabb(&body.mesh_pose()) {
                 let (lo, hi) = (
                     Vec3::from_array(b.min.to_array()),
                     Vec3::from_array(b.max.to_array()),
