@@ -22,7 +22,8 @@ use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
 use interfere_dynamics::Shape;
 use interfere_dynamics::volume_stage::sampled_volume;
-use interfere_geometry::VolumeResult;
+use interfere_geometry::primitives::Primitive;
+use interfere_geometry::{DPose, VolumeResult};
 use interfere_geometry::glam::DVec3;
 
 /// Switches for the debug drawing (enable the group with
@@ -37,6 +38,9 @@ pub struct InterfereGizmos {
     pub interfering_triangles: bool,
     /// World boxes of the bodies (red where the body interferes with another).
     pub world_boxes: bool,
+    /// Outlines of primitive colliders and of each part of a compound (spheres, capsules,
+    /// cuboids, cylinders), which have no mesh to render.
+    pub primitive_outlines: bool,
     /// This level of each collider's balanced AABB tree (0 is the root).
     pub tree_level: Option<usize>,
     /// Volume gradient arrows (`−∂V/∂x_b` at the contact point).
@@ -61,6 +65,7 @@ impl Default for InterfereGizmos {
             normal_length: 0.2,
             interfering_triangles: true,
             world_boxes: false,
+            primitive_outlines: true,
             tree_level: None,
             volume_gradients: false,
             ray_samples: false,
@@ -106,6 +111,7 @@ const BOX: Color = Color::srgb(0.3, 0.8, 0.3);
 const BOX_HIT: Color = Color::srgb(1.0, 0.25, 0.25);
 const TREE: Color = Color::srgb(0.3, 0.6, 1.0);
 const GRADIENT: Color = Color::srgb(0.9, 0.3, 0.9);
+const OUTLINE: Color = Color::srgb(0.85, 0.85, 0.95);
 const AXES: [Color; 3] = [
     Color::srgb(1.0, 0.3, 0.3),
     Color::srgb(0.3, 1.0, 0.3),
@@ -294,6 +300,23 @@ fn draw_debug(
             }
         }
     }
+    if cfg.primitive_outlines {
+        for (i, body) in sim.bodies().iter().enumerate() {
+            let Some(c) = sim.colliders().get(i).and_then(Option::as_ref) else {
+                continue;
+            };
+            let pose = body.mesh_pose();
+            match &c.shape {
+                Shape::Primitive(p) => outline(&mut gizmos, p.primitive(), &pose),
+                Shape::Compound(k) => {
+                    for part in k.compound().parts() {
+                        outline(&mut gizmos, &part.shape, &pose.mul(&part.pose));
+                    }
+                }
+                Shape::Mesh(_) | Shape::HalfSpace(_) => {}
+            }
+        }
+    }
     if let Some(level) = cfg.tree_level {
         for (i, body) in sim.bodies().iter().enumerate() {
             let Some(shape) = mesh(i) else {
@@ -318,6 +341,45 @@ fn draw_debug(
                 );
             }
         }
+    }
+}
+
+/// Draws a primitive's outline at `pose` (its local frame to the world).
+fn outline(gizmos: &mut Gizmos<InterfereGizmos>, p: &Primitive, pose: &DPose) {
+    let at = Isometry3d::new(
+        pose.translation.as_vec3(),
+        Quat::from_mat3(&pose.rotation.as_mat3()),
+    );
+    match *p {
+        Primitive::Sphere { radius, .. } => {
+            gizmos.sphere(at, radius as f32, OUTLINE);
+        }
+        Primitive::Capsule {
+            half_length,
+            radius,
+            ..
+        } => {
+            gizmos.primitive_3d(
+                &Capsule3d::new(radius as f32, 2.0 * half_length as f32),
+                at,
+                OUTLINE,
+            );
+        }
+        Primitive::Cuboid { half_extents, .. } => {
+            gizmos.primitive_3d(&Cuboid::from_size(2.0 * half_extents.as_vec3()), at, OUTLINE);
+        }
+        Primitive::Cylinder {
+            half_height,
+            radius,
+            ..
+        } => {
+            gizmos.primitive_3d(
+                &Cylinder::new(radius as f32, 2.0 * half_height as f32),
+                at,
+                OUTLINE,
+            );
+        }
+        _ => {}
     }
 }
 
