@@ -5,7 +5,7 @@
 //! Shared by the mesh–mesh volume stage and the primitive contacts.
 
 use crate::contact::{BodyId, VolumeContact};
-use crate::mesh_volume::principal_parts;
+use crate::mesh_volume::{MeshVolumePart, principal_parts};
 use crate::stage::PairContact;
 use interfere_geometry::DPose;
 use interfere_geometry::glam::DVec3;
@@ -85,20 +85,41 @@ pub fn exact_parts(
         // projection then throws the body across the thread. The depth is capped at twice the
         // mean depth over B's pieces, `V / Σ |n dA|` (inactive while `|Σ n dA|` is at least half
         // of `Σ |n dA|`, as for every contact whose pieces face one way).
-        let cap = if region.area_b > 0.0 {
-            2.0 * region.volume / region.area_b
-        } else {
-            f64::INFINITY
-        };
-        out.extend(parts.iter().map(|part| VolumeContact {
-            body_a: a,
-            body_b: b,
-            volume: part.volume.min(part.linear.length() * cap),
-            point: part.point,
-            linear: part.linear,
-            angular: part.angular,
-            feature: feature_key(a, b, region_base + k, part.quadrant),
-        }));
+        out.extend(capped_parts(
+            a,
+            b,
+            &parts,
+            region.volume,
+            region.area_b,
+            region_base + k,
+        ));
     }
     out
+}
+
+/// The volume contacts of one region's `parts` between bodies `a` and `b` (feature region
+/// `region`), each part's depth capped at twice the region's mean depth `volume / area` (`area`:
+/// the unsigned area of the region's surface on B; see [`exact_parts`]).
+pub fn capped_parts(
+    a: BodyId,
+    b: BodyId,
+    parts: &[MeshVolumePart],
+    volume: f64,
+    area: f64,
+    region: usize,
+) -> impl Iterator<Item = VolumeContact> + '_ {
+    let cap = if area > 0.0 {
+        2.0 * volume / area
+    } else {
+        f64::INFINITY
+    };
+    parts.iter().map(move |part| VolumeContact {
+        body_a: a,
+        body_b: b,
+        volume: part.volume.min(part.linear.length() * cap),
+        point: part.point,
+        linear: part.linear,
+        angular: part.angular,
+        feature: feature_key(a, b, region, part.quadrant),
+    })
 }

@@ -49,7 +49,7 @@
 use crate::body::RigidBody;
 use crate::collider::{HalfSpace, MeshShape, PrimitiveShape, Shape};
 use crate::contact::{BodyId, VolumeContact};
-use crate::exact_split::{exact_parts, exact_totals, feature_key};
+use crate::exact_split::{capped_parts, exact_parts, exact_totals, feature_key};
 use crate::margin::shape_margin;
 use crate::mesh_volume::principal_parts_with_hint;
 use crate::stage::{InterferingPair, PairContact, StageInput};
@@ -260,25 +260,7 @@ fn primitive_parts(
         Some(hint),
     )?;
     let area: f64 = v.regions_b.iter().map(|r| r.area()).sum();
-    let cap = if area > 0.0 {
-        2.0 * v.volume / area
-    } else {
-        f64::INFINITY
-    };
-    Some(
-        parts
-            .iter()
-            .map(|part| VolumeContact {
-                body_a: a,
-                body_b: b,
-                volume: part.volume.min(part.linear.length() * cap),
-                point: part.point,
-                linear: part.linear,
-                angular: part.angular,
-                feature: feature_key(a, b, region, part.quadrant),
-            })
-            .collect(),
-    )
+    Some(capped_parts(a, b, &parts, v.volume, area, region).collect())
 }
 
 /// The axis that orients an isotropic contact's parts (see
