@@ -22,9 +22,9 @@ use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
 use interfere_dynamics::Shape;
 use interfere_dynamics::volume_stage::sampled_volume;
+use interfere_geometry::glam::DVec3;
 use interfere_geometry::primitives::Primitive;
 use interfere_geometry::{DPose, VolumeResult};
-use interfere_geometry::glam::DVec3;
 
 /// Switches for the debug drawing (enable the group with
 /// `GizmoConfigStore::config_mut::<InterfereGizmos>().0.enabled`).
@@ -366,7 +366,11 @@ fn outline(gizmos: &mut Gizmos<InterfereGizmos>, p: &Primitive, pose: &DPose) {
             );
         }
         Primitive::Cuboid { half_extents, .. } => {
-            gizmos.primitive_3d(&Cuboid::from_size(2.0 * half_extents.as_vec3()), at, OUTLINE);
+            gizmos.primitive_3d(
+                &Cuboid::from_size(2.0 * half_extents.as_vec3()),
+                at,
+                OUTLINE,
+            );
         }
         Primitive::Cylinder {
             half_height,

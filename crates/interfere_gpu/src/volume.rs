@@ -63,8 +63,8 @@ use crate::shaders;
 use interfere_geometry::bvh::{BalancedNode, BalancedTree};
 use interfere_geometry::glam::{DVec3, Vec3};
 use interfere_geometry::volume::{
-    AxisRay, IntervalSweep, RayHit, RayMesh, Sampling, SurfacePoint, UniformOptions, VolumeError,
-    VolumeResult, error_estimate,
+    AxisRay, IntervalSweep, LineGrid, RayHit, RayMesh, Sampling, SurfacePoint, UniformOptions,
+    VolumeError, VolumeResult, error_estimate,
 };
 use interfere_geometry::{DPose, Solid, TriMesh};
 use std::time::Instant;
@@ -195,52 +195,6 @@ pub struct GpuVolume {
 pub(crate) struct VolumeKernel {
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
-}
-
-/// The line grid of one axis, as in the CPU reference (`uniform.rs`): counts, spacings and start
-/// of the two transverse coordinates.
-struct Grid {
-    n: [u64; 2],
-    h: [f64; 2],
-    start: [f64; 2],
-}
-
-impl Grid {
-    fn new(k: usize, lo: DVec3, hi: DVec3, sampling: Sampling) -> Self {
-        let axes = [(k + 1) % 3, (k + 2) % 3];
-        match sampling {
-            // `Fitted` is refused before a grid is made.
-            Sampling::Resolution(r) | Sampling::Fitted { resolution: r, .. } => {
-                let r = r.max(1);
-                Self {
-                    n: [u64::from(r); 2],
-                    h: axes.map(|a| (hi[a] - lo[a]) / f64::from(r)),
-                    start: axes.map(|a| lo[a]),
-                }
-            }
-            Sampling::Spacing(h) => Self::lattice(axes, lo, hi, h, DVec3::ZERO),
-            Sampling::ShiftedSpacing { spacing, offset } => {
-                Self::lattice(axes, lo, hi, spacing, offset)
-            }
-        }
-    }
-
-    /// Lattice lines `(i + ½) h + o` across `axes` covering `[lo, hi]` (the CPU's `Grid`, bit
-    /// for bit).
-    fn lattice(axes: [usize; 2], lo: DVec3, hi: DVec3, h: f64, offset: DVec3) -> Self {
-        let first = axes.map(|a| ((lo[a] - offset[a]) / h - 0.5).floor());
-        let last = axes.map(|a| ((hi[a] - offset[a]) / h - 0.5).ceil());
-        Self {
-            n: [0, 1].map(|i| ((last[i] - first[i]).max(0.0) + 1.0).min(u64::MAX as f64) as u64),
-            h: [h; 2],
-            start: [0, 1].map(|i| first[i] * h + offset[axes[i]]),
-        }
-    }
-
-    /// Coordinate `i` of transverse direction `d` (the CPU's expression, bit for bit).
-    fn coord(&self, d: usize, i: u64) -> f64 {
-        self.start[d] + (i as f64 + 0.5) * self.h[d]
-    }
 }
 
 fn pose_is_finite(p: &DPose) -> bool {
@@ -404,7 +358,7 @@ pub(crate) struct MeshLoc {
 pub(crate) struct PairPrep {
     va: Vec<DVec3>,
     vb: Vec<DVec3>,
-    grids: [Grid; 3],
+    grids: [LineGrid; 3],
     per_axis: [u64; 3],
     /// Lines over the three axes.
     pub(crate) total: u64,
@@ -481,7 +435,7 @@ pub(crate) fn prepare_pair(
     if !lo.cmplt(hi).all() {
         return Ok(Prepared::Empty(Box::new(empty_result(va.len(), vb.len()))));
     }
-    let grids: [Grid; 3] = std::array::from_fn(|k| Grid::new(k, lo, hi, options.sampling));
+    let grids: [LineGrid; 3] = std::array::from_fn(|k| LineGrid::new(k, lo, hi, options.sampling));
     let rays: f64 = grids.iter().map(|g| g.n[0] as f64 * g.n[1] as f64).sum();
     for limit in [options.max_rays, MAX_GPU_RAYS] {
         if rays > limit as f64 {

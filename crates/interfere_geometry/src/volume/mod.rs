@@ -48,7 +48,7 @@ pub use exact::{
 pub use intervals::{IntervalEnd, IntervalSweep};
 pub use ray_bvh::{AxisRay, RayHit, RayMesh};
 pub use uniform::{
-    Sampling, SurfacePoint, UniformOptions, UniformVolume, VolumeResult, uniform_volume,
+    LineGrid, Sampling, SurfacePoint, UniformOptions, UniformVolume, VolumeResult, uniform_volume,
 };
 pub use volume_only::{VolumeOnly, VolumeOnlyOptions};
 

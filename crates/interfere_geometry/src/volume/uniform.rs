@@ -430,7 +430,8 @@ impl<'a> UniformVolume<'a> {
             VolumeResult::empty(0, 0)
         };
         let mut extent: Option<[DVec3; 2]> = None;
-        let grids: [Grid; 3] = std::array::from_fn(|k| Grid::new(k, lo, hi, options.sampling));
+        let grids: [LineGrid; 3] =
+            std::array::from_fn(|k| LineGrid::new(k, lo, hi, options.sampling));
         let rays: f64 = grids
             .iter()
             .zip(pass.axes)
@@ -460,7 +461,7 @@ impl<'a> UniformVolume<'a> {
             let n1 = g.n[1] as usize;
             lengths.clear();
             lengths.resize(g.n[0] as usize * n1, 0.0);
-            let coord = |d: usize, i: u64| g.start[d] + (i as f64 + 0.5) * g.h[d];
+            let coord = |d: usize, i: u64| g.coord(d, i);
             let side = BLOCK_SIDE as u64;
             let tiles = g.n[1].div_ceil(side) as usize;
             if band.len() < tiles {
@@ -600,14 +601,24 @@ impl Pass {
     }
 }
 
-/// The line grid of one axis: counts, spacings and start of the two transverse coordinates.
-struct Grid {
-    n: [u64; 2],
-    h: [f64; 2],
-    start: [f64; 2],
+/// The line grid of one axis: counts, spacings and start of the two transverse coordinates
+/// (the GPU volume builds its lines from the same grid, so both sample the same lines).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LineGrid {
+    /// Lines along each transverse direction (`(k + 1) % 3`, `(k + 2) % 3` for axis `k`).
+    pub n: [u64; 2],
+    /// Spacing along each transverse direction.
+    pub h: [f64; 2],
+    /// Where each transverse direction's first cell starts (its line is half a spacing in).
+    pub start: [f64; 2],
 }
 
-impl Grid {
+impl LineGrid {
+    /// Coordinate along transverse direction `d` of line `i`.
+    pub fn coord(&self, d: usize, i: u64) -> f64 {
+        self.start[d] + (i as f64 + 0.5) * self.h[d]
+    }
+
     /// Lattice lines `(i + ½) h + o` (across `axes`) with `i` from `⌊(lo − o)/h − ½⌋` to
     /// `⌈(hi − o)/h − ½⌉`: they cover the box `[lo, hi]`.
     fn lattice(axes: [usize; 2], lo: DVec3, hi: DVec3, h: f64, offset: DVec3) -> Self {
@@ -620,7 +631,8 @@ impl Grid {
         }
     }
 
-    fn new(k: usize, lo: DVec3, hi: DVec3, sampling: Sampling) -> Self {
+    /// The grid of axis `k` over the box `[lo, hi]` for `sampling` (`Fitted` as its resolution).
+    pub fn new(k: usize, lo: DVec3, hi: DVec3, sampling: Sampling) -> Self {
         let axes = [(k + 1) % 3, (k + 2) % 3];
         match sampling {
             Sampling::Resolution(r) | Sampling::Fitted { resolution: r, .. } => {
