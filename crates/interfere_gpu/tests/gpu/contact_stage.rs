@@ -129,6 +129,29 @@ fn blocking_stage_matches_cpu_uniform_twin() {
     );
 }
 
+/// The step after `input`'s, run again (as frames that find no new step would) until an answer
+/// is in (for at most 10 s): it is the earlier step's (age 1), or this step's own job if both
+/// came back meanwhile.
+fn next_step_with_an_answer(
+    stage: &mut GpuAsyncContacts,
+    input: &interfere_dynamics::StageInput<'_>,
+) -> StageOutput {
+    let next = interfere_dynamics::StageInput {
+        step: input.step + 1,
+        ..*input
+    };
+    let mut out = StageOutput::default();
+    for _ in 0..1000 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        out.clear();
+        stage.run(&next, &mut out).unwrap();
+        if out.report.latency_steps.is_some() {
+            break;
+        }
+    }
+    out
+}
+
 #[test]
 fn async_stage_answers_later_with_the_same_contacts() {
     let Some(ctx) = gpu_or_skip("async_stage_answers_later_with_the_same_contacts") else {
@@ -148,21 +171,7 @@ fn async_stage_answers_later_with_the_same_contacts() {
     assert_eq!(first.report.latency_steps, None);
     assert_twins(&cpu.pairs, &first.pairs, "first step (CPU)");
     // Later steps over the same state use the answer when it arrives.
-    let mut later = StageOutput::default();
-    // The next step, run again (as frames that find no new step would) until an answer is in:
-    // it is the first step's (age 1), or this step's own job if both came back meanwhile.
-    let next = interfere_dynamics::StageInput {
-        step: input.step + 1,
-        ..input
-    };
-    for _ in 0..1000 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        later.clear();
-        stage.run(&next, &mut later).unwrap();
-        if later.report.latency_steps.is_some() {
-            break;
-        }
-    }
+    let later = next_step_with_an_answer(&mut stage, &input);
     let age = later.report.latency_steps.expect("an answer within 10 s");
     // An answer at most one step old covers every pair.
     assert!(age <= 1, "answer age {age}");
@@ -183,20 +192,8 @@ fn async_stage_leaves_pairs_that_moved_to_the_cpu() {
     let pairs = all_pairs(&sim);
     let input = sim.stage_input(&pairs);
     let mut stage = GpuAsyncContacts::with_worker(ctx, GpuStageOptions::default()).unwrap();
-    let mut out = StageOutput::default();
-    stage.run(&input, &mut out).unwrap();
-    let next = interfere_dynamics::StageInput {
-        step: input.step + 1,
-        ..input
-    };
-    for _ in 0..1000 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        out.clear();
-        stage.run(&next, &mut out).unwrap();
-        if out.report.latency_steps.is_some() {
-            break;
-        }
-    }
+    stage.run(&input, &mut StageOutput::default()).unwrap();
+    let mut out = next_step_with_an_answer(&mut stage, &input);
     assert_eq!(out.report.latency_pairs, 0, "an answer within 10 s");
     let shift = DVec3::new(0.3, -0.1, 0.2);
     let shifted: Vec<_> = input
