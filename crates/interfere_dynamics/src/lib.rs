@@ -68,7 +68,9 @@ pub use mesh_volume::{
 };
 pub use narrow_phase::CpuNarrowPhase;
 pub use query::{QueryFilter, RayHit};
-pub use scene::{AdaptiveSpec, BodySpec, BuiltScene, KindSpec, Scene, SceneError, ShapeSpec};
+pub use scene::{
+    AdaptiveSpec, BodySpec, BuiltScene, KindSpec, PrimitiveSpec, Scene, SceneError, ShapeSpec,
+};
 pub use simulation::{BodyHandle, CollisionEvent, Simulation, SimulationError, SimulationSettings};
 pub use sleeping::SleepSettings;
 pub use solver::{Solver, SolverSettings};

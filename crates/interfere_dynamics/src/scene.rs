@@ -8,7 +8,7 @@
 //! refused when the file is read, with the limit they break.
 
 use crate::body::{BodyError, Material, RigidBody};
-use crate::collider::{Collider, HalfSpace, MeshShape};
+use crate::collider::{Collider, HalfSpace, MeshShape, Shape};
 use crate::mass::MassError;
 use crate::mesh_volume::{AdaptiveSampling, MeshSpacing};
 use crate::simulation::{BodyHandle, Simulation, SimulationSettings};
@@ -17,6 +17,7 @@ use crate::solver::SolverSettings;
 use crate::stage::{ContactSettings, VolumeMethod};
 use crate::world::{WorldError, WorldSettings};
 use glam::{DQuat, DVec3, Vec3};
+use interfere_geometry::primitives::Primitive;
 use interfere_geometry::threads::{ThreadSpec, bolt, nut};
 use interfere_geometry::{MeshOptions, ShapeError, Solid, Tolerance, io, shapes};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -378,10 +379,49 @@ fn default_friction() -> f64 {
     0.5
 }
 
-/// A mesh: a file (relative to the scene file) or a generator.
+/// A primitive collider in a scene file (closed-form contact where one exists; see
+/// [`crate::Shape::Primitive`]), in the body's frame; capsule and cylinder along local y.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum PrimitiveSpec {
+    /// A ball.
+    Sphere {
+        /// Radius.
+        #[serde(deserialize_with = "f32_checked")]
+        radius: f32,
+    },
+    /// The points within `radius` of a segment of half length `half_length` along y.
+    Capsule {
+        /// Half the segment's length.
+        #[serde(deserialize_with = "f32_checked")]
+        half_length: f32,
+        /// Radius.
+        #[serde(deserialize_with = "f32_checked")]
+        radius: f32,
+    },
+    /// A box.
+    Cuboid {
+        /// Half extents.
+        #[serde(deserialize_with = "f32x3_checked")]
+        half_extents: [f32; 3],
+    },
+    /// A cylinder along y.
+    Cylinder {
+        /// Half the height.
+        #[serde(deserialize_with = "f32_checked")]
+        half_height: f32,
+        /// Radius.
+        #[serde(deserialize_with = "f32_checked")]
+        radius: f32,
+    },
+}
+
+/// A body's shape: a mesh (a file relative to the scene file, or a generator) or a primitive.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ShapeSpec {
+    /// A primitive collider (no mesh).
+    Primitive(PrimitiveSpec),
     /// An OBJ or STL file.
     File {
         /// Path, relative to the scene file.
@@ -786,15 +826,57 @@ impl BodyAt<'_> {
     }
 }
 
+/// Builds a primitive body shape, each dimension checked and named.
+fn build_primitive(at: &BodyAt, p: &PrimitiveSpec) -> Result<Shape, SceneError> {
+    let f = f64::from;
+    let made = match *p {
+        PrimitiveSpec::Sphere { radius } => {
+            positive(at, ".shape.primitive.sphere.radius", radius)?;
+            Primitive::sphere(f(radius))
+        }
+        PrimitiveSpec::Capsule {
+            half_length,
+            radius,
+        } => {
+            positive(at, ".shape.primitive.capsule.half_length", half_length)?;
+            positive(at, ".shape.primitive.capsule.radius", radius)?;
+            Primitive::capsule(f(half_length), f(radius))
+        }
+        PrimitiveSpec::Cuboid { half_extents } => {
+            for (k, &h) in half_extents.iter().enumerate() {
+                positive(at, &format!(".shape.primitive.cuboid.half_extents[{k}]"), h)?;
+            }
+            Primitive::cuboid(Vec3::from_array(half_extents).as_dvec3())
+        }
+        PrimitiveSpec::Cylinder {
+            half_height,
+            radius,
+        } => {
+            positive(at, ".shape.primitive.cylinder.half_height", half_height)?;
+            positive(at, ".shape.primitive.cylinder.radius", radius)?;
+            Primitive::cylinder(f(half_height), f(radius))
+        }
+    };
+    made.map(Shape::from_primitive)
+        .map_err(|e| at.invalid(".shape.primitive", e.to_string()))
+}
+
 fn build_body(at: &BodyAt) -> Result<(RigidBody, Collider), SceneError> {
     let spec = at.spec;
-    let solid = build_shape(at)?;
-    let shape = Arc::new(MeshShape::new(solid).map_err(|source| SceneError::Mass {
-        file: at.file.to_path_buf(),
-        field: at.field(""),
-        body: spec.name.clone(),
-        source,
-    })?);
+    let shape = match &spec.shape {
+        ShapeSpec::Primitive(p) => build_primitive(at, p)?,
+        _ => {
+            let solid = build_shape(at)?;
+            Shape::Mesh(Arc::new(MeshShape::new(solid).map_err(|source| {
+                SceneError::Mass {
+                    file: at.file.to_path_buf(),
+                    field: at.field(""),
+                    body: spec.name.clone(),
+                    source,
+                }
+            })?))
+        }
+    };
     let q = DQuat::from_array(spec.orientation);
     if !(q.is_finite() && q.length() > 1e-9) {
         return Err(at.invalid(
@@ -841,7 +923,10 @@ fn build_body(at: &BodyAt) -> Result<(RigidBody, Collider), SceneError> {
                     format!("{} is not finite and > 0", num(spec.density)),
                 ));
             }
-            RigidBody::dynamic(&shape.mass_at(spec.density), position, q).map_err(body_err)?
+            let mass = shape
+                .mass_at(spec.density)
+                .ok_or_else(|| at.invalid(".shape", "has no finite volume".into()))?;
+            RigidBody::dynamic(&mass, position, q).map_err(body_err)?
         }
     };
     let body = body
@@ -850,7 +935,7 @@ fn build_body(at: &BodyAt) -> Result<(RigidBody, Collider), SceneError> {
             DVec3::from_array(spec.velocity),
             DVec3::from_array(spec.angular_velocity),
         );
-    Ok((body, Collider::mesh(shape)))
+    Ok((body, Collider::from_shape(shape)))
 }
 
 /// Refuses a length that is not finite and > 0, naming the field.
@@ -886,6 +971,9 @@ fn count_in(
 fn build_shape(at: &BodyAt) -> Result<Solid, SceneError> {
     let spec = at.spec;
     let (variant, result) = match &spec.shape {
+        ShapeSpec::Primitive(_) => {
+            return Err(at.invalid(".shape.primitive", "a primitive has no mesh".into()));
+        }
         ShapeSpec::File { path } => {
             let field = at.field(".shape.file.path");
             let mesh =
@@ -1113,6 +1201,57 @@ mod tests {
             touching_steps > 20,
             "{touching_steps} steps with table contacts"
         );
+    }
+
+    /// Primitive shapes in a scene file: a ball, a capsule lying down, a box and a cylinder
+    /// standing dropped on the plane rest at their closed-form heights (radius, radius, half
+    /// height, half height) within 2 mm; their masses are the closed forms; a bad dimension is
+    /// refused naming its field.
+    #[test]
+    fn primitive_shapes_in_a_scene_rest_at_their_heights() {
+        let text = r#"{
+            "planes": [{ "normal": [0, 0, 1] }],
+            "bodies": [
+                { "name": "ball", "shape": { "primitive": { "sphere": { "radius": 0.2 } } },
+                  "position": [0, 0, 0.5] },
+                { "name": "capsule", "shape": { "primitive": { "capsule":
+                    { "half_length": 0.3, "radius": 0.1 } } }, "position": [1, 0, 0.5] },
+                { "name": "box", "shape": { "primitive": { "cuboid":
+                    { "half_extents": [0.2, 0.3, 0.25] } } }, "position": [-1, 0, 0.6] },
+                { "name": "drum", "shape": { "primitive": { "cylinder":
+                    { "half_height": 0.15, "radius": 0.2 } } },
+                  "orientation": [0.7071067811865476, 0, 0, 0.7071067811865476],
+                  "position": [0, 1, 0.6] }
+            ]
+        }"#;
+        let mut built = Scene::from_json(text, Path::new("p.json"))
+            .unwrap()
+            .build()
+            .unwrap();
+        let ball = &built.simulation.bodies()[1];
+        let want = 1000.0 * 4.0 / 3.0 * std::f64::consts::PI * f64::from(0.2f32).powi(3);
+        assert!((ball.mass() - want).abs() < 1e-9 * want, "{}", ball.mass());
+        for _ in 0..240 {
+            built.simulation.step();
+        }
+        let heights = [0.2, 0.1, 0.25, 0.15];
+        for (k, h) in heights.iter().enumerate() {
+            let b = &built.simulation.bodies()[k + 1];
+            assert!(
+                (b.position.z - h).abs() < 2e-3,
+                "{}: centre at {}",
+                built.names[k + 1],
+                b.position
+            );
+            assert!(b.linear_velocity.length() < 1e-2, "{}", built.names[k + 1]);
+        }
+        let bad = r#"{ "bodies": [ { "name": "b",
+            "shape": { "primitive": { "capsule": { "half_length": 0.3, "radius": -1 } } } } ] }"#;
+        let e = Scene::from_json(bad, Path::new("p.json"))
+            .and_then(|s| s.build().map(|_| ()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(".shape.primitive.capsule.radius"), "{e}");
     }
 
     #[test]
