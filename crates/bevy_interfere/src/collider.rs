@@ -299,7 +299,7 @@ impl ColliderShape {
             (Shape::Mesh(a), Shape::Mesh(b)) => Arc::ptr_eq(a, b),
             (Shape::HalfSpace(a), Shape::HalfSpace(b)) => a == b,
             (Shape::Primitive(a), Shape::Primitive(b)) => a.primitive() == b.primitive(),
-            (Shape::Compound(a), Shape::Compound(b)) => a.compound() == b.compound(),
+            (Shape::Compound(a), Shape::Compound(b)) => a.same_parts(b),
             _ => false,
         }
     }

@@ -22,7 +22,7 @@ use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
 use interfere_dynamics::Shape;
 use interfere_dynamics::volume_stage::sampled_volume;
-use interfere_geometry::glam::DVec3;
+use interfere_geometry::glam::{DMat3, DVec3};
 use interfere_geometry::primitives::Primitive;
 use interfere_geometry::{DPose, VolumeResult};
 
@@ -39,7 +39,7 @@ pub struct InterfereGizmos {
     /// World boxes of the bodies (red where the body interferes with another).
     pub world_boxes: bool,
     /// Outlines of primitive colliders and of each part of a compound (spheres, capsules,
-    /// cuboids, cylinders), which have no mesh to render.
+    /// cuboids, cylinders, which have no mesh to render; a mesh part's local box).
     pub primitive_outlines: bool,
     /// This level of each collider's balanced AABB tree (0 is the root).
     pub tree_level: Option<usize>,
@@ -309,8 +309,20 @@ fn draw_debug(
             match &c.shape {
                 Shape::Primitive(p) => outline(&mut gizmos, p.primitive(), &pose),
                 Shape::Compound(k) => {
-                    for part in k.compound().parts() {
-                        outline(&mut gizmos, &part.shape, &pose.mul(&part.pose));
+                    for (part, local) in k.parts() {
+                        outline(&mut gizmos, part.primitive(), &pose.mul(&local));
+                    }
+                    // A mesh part: its local box, placed with the part.
+                    for m in k.meshes() {
+                        let (lo, hi) = m.shape.local_box();
+                        let Ok(cuboid) = Primitive::cuboid((hi - lo) * 0.5) else {
+                            continue;
+                        };
+                        let centre = DPose {
+                            rotation: DMat3::IDENTITY,
+                            translation: (lo + hi) * 0.5,
+                        };
+                        outline(&mut gizmos, &cuboid, &pose.mul(&m.pose).mul(&centre));
                     }
                 }
                 Shape::Mesh(_) | Shape::HalfSpace(_) => {}

@@ -9,9 +9,9 @@
 //! `Sleeping` wakes a body and inserting it puts the body to sleep. A body on a child entity
 //! lives in the world at its ancestors' `Transform`s composed with its own (read afresh each step,
 //! so a moving parent carries it: a change of the parent's pose moves the body like a teleport),
-//! and the write-back puts the pose back relative to that parent. Primitive and compound
-//! colliders on child entities without a `RigidBody` join their body's own collider as one
-//! compound (mesh ones are refused with a warning). Values that are not finite
+//! and the write-back puts the pose back relative to that parent. Colliders on child entities
+//! without a `RigidBody` (primitives, compounds and closed meshes) join their body's own
+//! collider as one compound (a half-space is refused with a warning). Values that are not finite
 //! are refused for that body with one warning and overwritten at the write-back (the body keeps
 //! its simulated state; nothing else is touched).
 
@@ -23,7 +23,9 @@ use crate::world::{Entry, PhysicsWorld};
 use bevy::math::DMat3;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
-use interfere_dynamics::{Collider as DynCollider, Material, RigidBody as DynBody, Shape};
+use interfere_dynamics::{
+    Collider as DynCollider, Material, MeshPart, RigidBody as DynBody, Shape,
+};
 use interfere_geometry::DPose;
 use interfere_geometry::primitives::CompoundPart;
 use std::time::Instant;
@@ -105,13 +107,15 @@ enum Merged {
 
 /// Colliders on child entities (down to, not into, a descendant that is a body of its own)
 /// become parts of one compound with the body's own collider, each placed by the `Transform`s
-/// between the body and it. Parts must be primitives or compounds (a compound of meshes is not
-/// built yet).
+/// between the body and it (rotation and translation; each collider has its own entity's scale
+/// baked in). Parts may be primitives, compounds or closed meshes (a mesh part shares the
+/// child's prepared mesh: nothing is rebuilt); a half-space cannot be a part.
 fn merged_shape(body: Entity, own: Option<&ColliderShape>, parts: &PartQuery) -> Merged {
     let Ok((_, _, _, _, Some(children))) = parts.get(body) else {
         return Merged::None;
     };
     let mut found: Vec<CompoundPart> = Vec::new();
+    let mut meshes: Vec<MeshPart> = Vec::new();
     let mut any = false;
     let mut stack: Vec<(Entity, Transform)> = children
         .iter()
@@ -121,17 +125,26 @@ fn merged_shape(body: Entity, own: Option<&ColliderShape>, parts: &PartQuery) ->
         rotation: DMat3::from_quat(rel.rotation.as_dquat().normalize()),
         translation: rel.translation.as_dvec3(),
     };
-    let add = |found: &mut Vec<CompoundPart>, shape: &Shape, at: DPose| -> Result<(), String> {
+    let mut add = |shape: &Shape, at: DPose| -> Result<(), String> {
         match shape {
             Shape::Primitive(p) => found.push(CompoundPart {
                 pose: at,
                 shape: *p.primitive(),
             }),
-            Shape::Compound(c) => found.extend(c.compound().parts().iter().map(|q| CompoundPart {
-                pose: at.mul(&q.pose),
-                shape: q.shape,
-            })),
-            Shape::Mesh(_) => return Err("a mesh collider".into()),
+            Shape::Compound(c) => {
+                found.extend(c.parts().map(|(q, pose)| CompoundPart {
+                    pose: at.mul(&pose),
+                    shape: *q.primitive(),
+                }));
+                meshes.extend(c.meshes().iter().map(|m| MeshPart {
+                    shape: m.shape.clone(),
+                    pose: at.mul(&m.pose),
+                }));
+            }
+            Shape::Mesh(m) => meshes.push(MeshPart {
+                shape: m.clone(),
+                pose: at,
+            }),
             Shape::HalfSpace(_) => return Err("a half-space collider".into()),
         }
         Ok(())
@@ -148,10 +161,10 @@ fn merged_shape(body: Entity, own: Option<&ColliderShape>, parts: &PartQuery) ->
             let Some(shape) = shape else {
                 return Merged::Pending;
             };
-            if let Err(what) = add(&mut found, shape.shape(), place(&rel)) {
+            if let Err(what) = add(shape.shape(), place(&rel)) {
                 return Merged::Refused(format!(
-                    "child entity {e} carries {what}: only primitive and compound colliders on \
-                     child entities are merged into their body (give it its own RigidBody)"
+                    "child entity {e} carries {what}: a half-space cannot be part of a body \
+                     (give it its own RigidBody)"
                 ));
             }
         }
@@ -166,21 +179,23 @@ fn merged_shape(body: Entity, own: Option<&ColliderShape>, parts: &PartQuery) ->
         return Merged::None;
     }
     if let Some(own) = own
-        && let Err(what) = add(&mut found, own.shape(), DPose::IDENTITY)
+        && let Err(what) = add(own.shape(), DPose::IDENTITY)
     {
         return Merged::Refused(format!(
-            "the body carries {what} and its child entities carry colliders: only primitive and \
-             compound colliders are merged"
+            "the body carries {what} and its child entities carry colliders: a half-space \
+             cannot be part of a body"
         ));
     }
     // In a fixed order (the walk's order depends on the stack): by position, then shape.
-    found.sort_by(|a, b| {
-        let key = |p: &CompoundPart| p.pose.translation.to_array();
+    let key = |pose: &DPose| pose.translation.to_array();
+    let order = |a: &DPose, b: &DPose| {
         key(a)
             .partial_cmp(&key(b))
             .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    match Shape::compound(found) {
+    };
+    found.sort_by(|a, b| order(&a.pose, &b.pose));
+    meshes.sort_by(|a, b| order(&a.pose, &b.pose).then(a.shape.id().cmp(&b.shape.id())));
+    match Shape::compound_with_meshes(found, meshes) {
         Ok(shape) => Merged::Shape(ColliderShape::from_shape(shape)),
         Err(e) => Merged::Refused(format!("the child colliders do not form a compound: {e}")),
     }

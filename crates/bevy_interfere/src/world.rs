@@ -93,6 +93,12 @@ impl PhysicsWorld {
         self.sim.body(self.handle(entity)?)
     }
 
+    /// The collider of `entity`'s body as the simulation has it (for a body with collider
+    /// children: the compound they form).
+    pub fn collider(&self, entity: Entity) -> Option<&interfere_dynamics::Collider> {
+        self.sim.collider(self.handle(entity)?)
+    }
+
     /// The interfering pairs of the last step, as entity pairs.
     pub fn interfering_pairs(&self) -> Vec<(Entity, Entity)> {
         self.pair_contacts().map(|(a, b, _)| (a, b)).collect()

@@ -10,6 +10,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_interfere::prelude::*;
 use bevy_interfere::{ColliderError, ColliderShape, GpuSupport, InterfereGpuContext, PhysicsWorld};
 use interfere_gpu::testing::gpu_or_skip;
+use std::sync::Arc;
 
 const HZ: f64 = 64.0;
 
@@ -1659,26 +1660,142 @@ fn child_colliders_form_one_compound_body() {
     );
 }
 
-/// A mesh collider on a child entity is not merged (a compound of meshes is not built): the
-/// body is refused with a warning and stays out of the simulation; the rest of the world steps.
+/// Mesh colliders on child entities join their rigid ancestor's body with its primitive ones:
+/// a body with a mesh box child, a mesh box under a turned intermediate entity and a ball of
+/// its own is one compound whose mass and inertia are the parts' sums (each box
+/// `m (b² + c²) / 3` about its centre, the ball `2/5 m r²`, moved by `m d²`, computed here); it
+/// falls on a half-space and rests level on the boxes' faces; its contacts name the body
+/// entity; the mesh children share their prepared meshes (nothing is rebuilt). A half-space on
+/// a child entity is refused with a warning and the body stays out; the rest of the world
+/// steps.
 #[test]
-fn child_mesh_colliders_are_refused() {
+fn child_mesh_colliders_join_their_body() {
     let mut app = app(Backend::Cpu, None);
-    ground(&mut app);
+    let g = app
+        .world_mut()
+        .spawn((
+            RigidBody::Static,
+            Collider::half_space(Vec3::Y, Vec3::ZERO),
+            Transform::default(),
+        ))
+        .id();
+    // The f32 values the components carry, in f64.
+    let (h, d, r) = (f64::from(0.1f32), f64::from(0.3f32), f64::from(0.05f32));
     let body = app
         .world_mut()
-        .spawn((RigidBody::Dynamic, Transform::from_xyz(0.0, 1.0, 0.0)))
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::sphere(r as f32),
+            Transform::from_xyz(0.0, 0.5, 0.0),
+            NeverSleep,
+        ))
+        .id();
+    let left = app
+        .world_mut()
+        .spawn((
+            Collider::cuboid_mesh(Vec3::splat(h as f32)),
+            Transform::from_xyz(-d as f32, 0.0, 0.0),
+            ChildOf(body),
+        ))
+        .id();
+    let holder = app
+        .world_mut()
+        .spawn((
+            Transform::from_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
+            ChildOf(body),
+        ))
         .id();
     app.world_mut().spawn((
-        Collider::cuboid_mesh(Vec3::splat(0.1)),
+        Collider::cuboid_mesh(Vec3::splat(h as f32)),
+        Transform::from_xyz(-d as f32, 0.0, 0.0),
+        ChildOf(holder),
+    ));
+    let mut contacts = Inbox::<ContactMessage>::new();
+    for _ in 0..150 {
+        app.update();
+        contacts.drain(&app);
+    }
+    let named_body = contacts
+        .got
+        .iter()
+        .any(|c| (c.a == body && c.b == g) || (c.a == g && c.b == body));
+    let pw = app.world().resource::<PhysicsWorld>();
+    let b = pw.body(body).expect("the compound body is simulated");
+    let cube = 1000.0 * 8.0 * h.powi(3);
+    let ball = 1000.0 * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3);
+    assert!(
+        (b.mass() - (2.0 * cube + ball)).abs() < 1e-6 * cube,
+        "mass {} against {}",
+        b.mass(),
+        2.0 * cube + ball
+    );
+    let own_cube = cube * 2.0 * h * h / 3.0;
+    let own_ball = 0.4 * ball * r * r;
+    let want = [
+        2.0 * own_cube + own_ball,
+        2.0 * (own_cube + cube * d * d) + own_ball,
+        2.0 * (own_cube + cube * d * d) + own_ball,
+    ];
+    let i = b.inertia_local();
+    for k in 0..3 {
+        assert!(
+            (i.col(k)[k] - want[k]).abs() < 1e-5 * want[1],
+            "inertia {i} against the diagonal {want:?}"
+        );
+    }
+    assert!(
+        (b.position.y - h).abs() < 2e-3,
+        "the body rests on its boxes: centre at {}",
+        b.position
+    );
+    assert!(
+        (b.orientation * bevy::math::DVec3::X).y.abs() < 2e-3,
+        "not level: {}",
+        b.orientation
+    );
+    assert!(
+        named_body,
+        "no contact message between the body and the ground"
+    );
+    // The child's prepared mesh is the one in the body (shared, not rebuilt).
+    let child_mesh = app
+        .world()
+        .get::<ColliderShape>(left)
+        .and_then(|s| s.mesh().cloned())
+        .expect("the child's mesh is prepared");
+    let shape = pw
+        .collider(body)
+        .expect("the body has a collider")
+        .shape
+        .clone();
+    let interfere_dynamics::Shape::Compound(c) = shape else {
+        panic!("not a compound: {shape:?}");
+    };
+    assert_eq!(c.meshes().len(), 2);
+    assert!(
+        c.meshes()
+            .iter()
+            .all(|m| Arc::ptr_eq(&m.shape, &child_mesh))
+    );
+
+    // A half-space on a child entity is refused; the rest of the world steps.
+    let refused = app
+        .world_mut()
+        .spawn((RigidBody::Dynamic, Transform::from_xyz(3.0, 1.0, 0.0)))
+        .id();
+    app.world_mut().spawn((
+        Collider::half_space(Vec3::Y, Vec3::ZERO),
         Transform::default(),
-        ChildOf(body),
+        ChildOf(refused),
     ));
     let other = falling_box(&mut app, 1.5);
     for _ in 0..30 {
         app.update();
     }
     let pw = app.world().resource::<PhysicsWorld>();
-    assert!(pw.body(body).is_none(), "the body joined with a mesh child");
+    assert!(
+        pw.body(refused).is_none(),
+        "the body joined with a half-space child"
+    );
     assert!(pw.body(other).is_some_and(|b| b.position.y < 1.4));
 }

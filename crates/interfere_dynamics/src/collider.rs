@@ -13,9 +13,9 @@
 //!   [`Primitive`]) with closed-form mass properties, tight world boxes, closed-form or exact
 //!   interference tests and intersection volumes (see [`crate::primitive_contact`]), and its
 //!   inscribed tessellation built on first use for the pairs without a closed-form volume.
-//! - [`CompoundShape`]: several primitives fixed in one body ([`Compound`]), each with its own
-//!   pose in the body's collider frame; mass properties are the sum of the parts' (parallel-axis
-//!   theorem), contacts are per pair of parts.
+//! - [`CompoundShape`]: several primitives ([`Compound`]) and closed meshes ([`MeshPart`])
+//!   fixed in one body, each with its own pose in the body's collider frame; mass properties are
+//!   the sum of the parts' (parallel-axis theorem), contacts are per pair of parts.
 //!
 //! A mesh shape also carries, built on first use, the [`RayMesh`] the spatial queries cast rays
 //! against ([`MeshShape::ray_mesh`], [`crate::query`]).
@@ -284,68 +284,140 @@ impl PrimitiveShape {
     }
 }
 
-/// Several bounded primitives fixed in one body ([`Compound`]), prepared for collision: the
-/// parts (each with its own [`PrimitiveShape`], so its tessellation is made once), the mass
-/// properties at unit density and the local box.
+/// A closed mesh fixed in a compound body: the prepared mesh (shared with wherever else it is
+/// used, its trees are not rebuilt) and its pose in the compound's frame.
+#[derive(Clone, Debug)]
+pub struct MeshPart {
+    /// The prepared mesh.
+    pub shape: Arc<MeshShape>,
+    /// Its pose in the compound's frame (rotation and translation; no scale).
+    pub pose: DPose,
+}
+
+/// Several bounded solids fixed in one body, prepared for collision: primitive parts (a
+/// [`Compound`], each part with its own [`PrimitiveShape`], so its tessellation is made once)
+/// and closed meshes ([`MeshPart`]), the mass properties at unit density and the local box.
 ///
 /// The parts are assumed not to overlap (their masses add; where they overlap, the shared
 /// volume counts twice, and a body pressed into two overlapping parts feels both). The Bevy
-/// plugin builds one from `Collider::compound`; it is built from a list of parts, so colliders
-/// of child entities can be merged into one later.
+/// plugin builds one from `Collider::compound` and from the colliders of a body's child
+/// entities (meshes included).
 #[derive(Clone, Debug)]
 pub struct CompoundShape {
-    compound: Compound,
+    /// The primitive parts (`None` for a compound of meshes only).
+    compound: Option<Compound>,
     parts: Vec<PrimitiveShape>,
+    meshes: Vec<MeshPart>,
     unit_mass: MassProperties,
     lo: DVec3,
     hi: DVec3,
 }
 
 impl CompoundShape {
-    /// Prepares a compound (at least one part, no half-space: see [`Compound::new`]).
+    /// Prepares a compound of primitives (at least one part, no half-space: see
+    /// [`Compound::new`]).
     pub fn new(parts: Vec<CompoundPart>) -> Result<Self, PrimitiveError> {
         Self::from_compound(Compound::new(parts)?)
     }
 
-    /// Prepares a compound built already.
+    /// Prepares a compound of primitives built already.
     pub fn from_compound(compound: Compound) -> Result<Self, PrimitiveError> {
-        let parts = compound
-            .parts()
-            .iter()
-            .map(|p| PrimitiveShape::new(p.shape))
-            .collect::<Result<Vec<_>, _>>()?;
-        let volume = compound.volume();
-        let unit_mass = MassProperties {
-            volume,
-            mass: volume,
-            center_of_mass: compound.center_of_mass(),
-            inertia: compound.inertia(),
+        Self::build(Some(compound), Vec::new())
+    }
+
+    /// Prepares a compound of primitive parts and mesh parts (at least one part in all; no
+    /// half-space; every pose finite with a rotation matrix that is orthonormal within `1e-6`).
+    pub fn with_meshes(
+        parts: Vec<CompoundPart>,
+        meshes: Vec<MeshPart>,
+    ) -> Result<Self, PrimitiveError> {
+        let compound = if parts.is_empty() {
+            None
+        } else {
+            Some(Compound::new(parts)?)
         };
-        let aabb = compound
-            .aabb(&DPose::IDENTITY)
-            .ok_or(PrimitiveError::InvalidCompound(
-                "its bounding box is not finite".into(),
-            ))?;
+        Self::build(compound, meshes)
+    }
+
+    fn build(compound: Option<Compound>, meshes: Vec<MeshPart>) -> Result<Self, PrimitiveError> {
+        let refuse = |why: String| PrimitiveError::InvalidCompound(why);
+        if compound.is_none() && meshes.is_empty() {
+            return Err(refuse("a compound needs at least one part".into()));
+        }
+        for (k, m) in meshes.iter().enumerate() {
+            let r = m.pose.rotation;
+            let orthonormal = (r.transpose() * r - DMat3::IDENTITY)
+                .to_cols_array()
+                .iter()
+                .all(|e| e.abs() <= 1e-6)
+                && r.determinant() > 0.0;
+            if !(m.pose.translation.is_finite() && r.is_finite() && orthonormal) {
+                return Err(refuse(format!(
+                    "mesh part {k} has a pose that is not a finite rotation and translation"
+                )));
+            }
+        }
+        let parts = match &compound {
+            Some(c) => c
+                .parts()
+                .iter()
+                .map(|p| PrimitiveShape::new(p.shape))
+                .collect::<Result<Vec<_>, _>>()?,
+            None => Vec::new(),
+        };
+        // Each solid's (volume, centre of mass, inertia about it) in the compound's frame.
+        let mut solids: Vec<(f64, DVec3, DMat3)> = Vec::new();
+        if let Some(c) = &compound {
+            solids.push((c.volume(), c.center_of_mass(), c.inertia()));
+        }
+        for m in &meshes {
+            let u = m.shape.unit_mass();
+            let r = m.pose.rotation;
+            solids.push((
+                u.volume,
+                m.pose.transform_dpoint(u.center_of_mass),
+                r * u.inertia * r.transpose(),
+            ));
+        }
+        let unit_mass = combined_mass(&solids)
+            .ok_or_else(|| refuse("its parts enclose no finite positive volume".into()))?;
+        let mut aabb = match &compound {
+            Some(c) => c.aabb(&DPose::IDENTITY),
+            None => Some(Aabb::EMPTY),
+        };
+        for m in &meshes {
+            let (lo, hi) = m.shape.local_box();
+            aabb = aabb
+                .zip(Aabb::of_placed_box(lo, hi, &m.pose))
+                .map(|(a, b)| a.union(b));
+        }
+        let aabb = aabb.ok_or_else(|| refuse("its bounding box is not finite".into()))?;
         Ok(Self {
             compound,
             parts,
+            meshes,
             unit_mass,
             lo: aabb.min.as_dvec3(),
             hi: aabb.max.as_dvec3(),
         })
     }
 
-    /// The compound.
-    pub fn compound(&self) -> &Compound {
-        &self.compound
+    /// The primitive parts as a [`Compound`] (`None` when every part is a mesh).
+    pub fn compound(&self) -> Option<&Compound> {
+        self.compound.as_ref()
     }
 
-    /// The parts: each prepared shape with its pose in the collider frame.
+    /// The primitive parts: each prepared shape with its pose in the collider frame.
     pub fn parts(&self) -> impl Iterator<Item = (&PrimitiveShape, DPose)> + '_ {
         self.parts
             .iter()
-            .zip(self.compound.parts())
+            .zip(self.compound.iter().flat_map(|c| c.parts()))
             .map(|(s, p)| (s, p.pose))
+    }
+
+    /// The mesh parts, numbered after the primitive parts in contacts.
+    pub fn meshes(&self) -> &[MeshPart] {
+        &self.meshes
     }
 
     /// Volume, centre of mass and inertia at unit density (the parts' sums, parallel-axis
@@ -359,11 +431,54 @@ impl CompoundShape {
         (self.lo, self.hi)
     }
 
-    /// The world box under the collider pose `pose` (the union of the parts' tight boxes);
-    /// `None` for a non-finite pose.
+    /// The world box under the collider pose `pose` (the union of the parts' boxes: tight for
+    /// the primitives, the placed local box for a mesh); `None` for a non-finite pose.
     pub fn world_aabb(&self, pose: &DPose) -> Option<Aabb> {
-        self.compound.aabb(pose)
+        let mut out = match &self.compound {
+            Some(c) => c.aabb(pose)?,
+            None => Aabb::EMPTY,
+        };
+        for m in &self.meshes {
+            out = out.union(m.shape.world_aabb(&pose.mul(&m.pose))?);
+        }
+        Some(out)
     }
+
+    /// Whether two compounds have the same parts at the same poses (mesh parts: the same
+    /// prepared mesh, [`MeshShape::id`]).
+    pub fn same_parts(&self, other: &Self) -> bool {
+        self.compound == other.compound
+            && self.meshes.len() == other.meshes.len()
+            && self
+                .meshes
+                .iter()
+                .zip(&other.meshes)
+                .all(|(a, b)| a.shape.id() == b.shape.id() && a.pose == b.pose)
+    }
+}
+
+/// Volume, centre of mass and inertia about it of solids given as `(volume, centre of mass,
+/// inertia about it)` in one frame (unit density; parallel-axis theorem); `None` when the total
+/// volume is not finite and positive.
+fn combined_mass(solids: &[(f64, DVec3, DMat3)]) -> Option<MassProperties> {
+    let volume: f64 = solids.iter().map(|s| s.0).sum();
+    if !(volume.is_finite() && volume > 0.0) {
+        return None;
+    }
+    let com = solids.iter().map(|s| s.1 * s.0).sum::<DVec3>() / volume;
+    let mut inertia = DMat3::ZERO;
+    for &(v, c, i) in solids {
+        let d = c - com;
+        let shift = DMat3::from_diagonal(DVec3::splat(d.length_squared()))
+            - DMat3::from_cols(d * d.x, d * d.y, d * d.z);
+        inertia += i + shift * v;
+    }
+    Some(MassProperties {
+        volume,
+        mass: volume,
+        center_of_mass: com,
+        inertia,
+    })
 }
 
 /// What a body collides with.
@@ -397,6 +512,16 @@ impl Shape {
     /// The shape of a compound of primitives (see [`CompoundShape::new`]).
     pub fn compound(parts: Vec<CompoundPart>) -> Result<Self, PrimitiveError> {
         Ok(Shape::Compound(Arc::new(CompoundShape::new(parts)?)))
+    }
+
+    /// The shape of a compound of primitives and meshes (see [`CompoundShape::with_meshes`]).
+    pub fn compound_with_meshes(
+        parts: Vec<CompoundPart>,
+        meshes: Vec<MeshPart>,
+    ) -> Result<Self, PrimitiveError> {
+        Ok(Shape::Compound(Arc::new(CompoundShape::with_meshes(
+            parts, meshes,
+        )?)))
     }
 
     /// The mesh, if this is one.

@@ -27,6 +27,9 @@ mod forces_tests;
 pub mod latent;
 pub mod margin;
 pub mod mass;
+#[cfg(test)]
+mod mesh_compound_tests;
+pub mod mesh_plane;
 pub mod mesh_volume;
 pub mod narrow_phase;
 pub mod parallel;
@@ -52,8 +55,8 @@ pub mod world;
 pub use bench::bench_boxes;
 pub use body::{BodyError, BodyKind, LockedAxes, Material, RigidBody};
 pub use collider::{
-    Collider, CollisionLayers, CompoundShape, HalfSpace, MeshShape, PrimitiveShape, Shape,
-    TESSELLATION_TOLERANCE,
+    Collider, CollisionLayers, CompoundShape, HalfSpace, MeshPart, MeshShape, PrimitiveShape,
+    Shape, TESSELLATION_TOLERANCE,
 };
 pub use contact::{
     BodyId, ContactSource, Contacts, HalfSpaceSource, HalfSpaceVolumeSource, Plane, PointContact,

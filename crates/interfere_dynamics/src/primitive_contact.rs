@@ -3,8 +3,8 @@
 //! interference test the spatial queries share.
 //!
 //! A primitive is a compound of one part at the identity, so every pair is a set of piece pairs:
-//! each part of a primitive or compound body against each part (or the mesh, or the plane) of
-//! the other. Per piece pair (`interfere_geometry::primitives`, Wang–Faure–Pai 2012 §2.2 for the
+//! each part of a primitive or compound body (a compound's mesh parts too) against each part
+//! (or the mesh, or the plane) of the other. Per piece pair (`interfere_geometry::primitives`, Wang–Faure–Pai 2012 §2.2 for the
 //! volume and its gradient):
 //!
 //! | piece pair | interference | volume and gradient |
@@ -14,6 +14,7 @@
 //! | other part pairs (capsule, cylinder with anything but a half-space) | closed form or GJK | the exact mesh–mesh volume of the two inscribed tessellations ([`PrimitiveShape::tessellation`], volume within [`crate::collider::TESSELLATION_TOLERANCE`]; a cuboid's mesh is exact) |
 //! | sphere – mesh | exact on the mesh's triangles (`primitive_solid_intersect`) | closed form: the ball clipped by the mesh's triangles |
 //! | capsule, cylinder, cuboid – mesh | as above | the exact mesh–mesh volume of the tessellation and the mesh |
+//! | mesh part of a compound – mesh or mesh part | the OBBTree test | the exact mesh–mesh volume (from the traversal's triangle pairs) |
 //!
 //! These are `interfere_geometry`'s `VolumeMethod::ClosedForm` / `Tessellate` routes; the
 //! tessellation route is the documented fallback where geometry has no closed form. The
@@ -44,13 +45,16 @@
 //! part's force acts along the surface normal's line ([`force_line`]): through a ball's centre,
 //! a capsule's or cylinder's axis (so a ball rolls freely), or through the point for a flat
 //! face. The margin is the shape's, but with the speed at which the part's surface approaches
-//! the plane (a ball's spin does not count). The pair's totals are the true cap's.
+//! the plane (a ball's spin does not count). The pair's totals are the true cap's. A compound's
+//! mesh parts take the mesh stage's exact volume below the plane and its quadrants instead
+//! ([`crate::mesh_plane`]), with the part's own margin.
 
 use crate::body::RigidBody;
 use crate::collider::{HalfSpace, MeshShape, PrimitiveShape, Shape};
 use crate::contact::{BodyId, VolumeContact};
 use crate::exact_split::{capped_parts, exact_parts, exact_totals, feature_key};
 use crate::margin::shape_margin;
+use crate::mesh_plane::mesh_plane_contact;
 use crate::mesh_volume::principal_parts_with_hint;
 use crate::stage::{InterferingPair, PairContact, StageInput};
 use interfere_geometry::glam::{DMat3, DVec3};
@@ -62,26 +66,26 @@ use interfere_geometry::{
 };
 use std::sync::Arc;
 
-/// One solid piece of a bounded body placed in the world: a part of a primitive or compound
-/// (its index, its shape, its world pose), or a whole mesh (its world pose).
+/// One solid piece of a bounded body placed in the world: a primitive part of a primitive or
+/// compound (its index, its shape, its world pose), or a mesh — a mesh body, or a mesh part of a
+/// compound, numbered after its primitive parts — (its index, its world pose).
 #[derive(Clone)]
 enum Piece<'a> {
     Part(usize, &'a PrimitiveShape, DPose),
-    Mesh(&'a Arc<MeshShape>, DPose),
+    Mesh(usize, &'a Arc<MeshShape>, DPose),
 }
 
 impl Piece<'_> {
     fn aabb(&self) -> Option<Aabb> {
         match self {
             Piece::Part(_, p, pose) => p.world_aabb(pose),
-            Piece::Mesh(m, pose) => m.world_aabb(pose),
+            Piece::Mesh(_, m, pose) => m.world_aabb(pose),
         }
     }
 
     fn index(&self) -> usize {
         match self {
-            Piece::Part(i, ..) => *i,
-            Piece::Mesh(..) => 0,
+            Piece::Part(i, ..) | Piece::Mesh(i, ..) => *i,
         }
     }
 }
@@ -89,14 +93,24 @@ impl Piece<'_> {
 /// The pieces of a shape placed by the collider pose `pose` (none for a half-space).
 fn pieces<'a>(shape: &'a Shape, pose: &DPose) -> Vec<Piece<'a>> {
     match shape {
-        Shape::Mesh(m) => vec![Piece::Mesh(m, *pose)],
+        Shape::Mesh(m) => vec![Piece::Mesh(0, m, *pose)],
         Shape::HalfSpace(_) => Vec::new(),
         Shape::Primitive(p) => vec![Piece::Part(0, p, *pose)],
-        Shape::Compound(c) => c
-            .parts()
-            .enumerate()
-            .map(|(i, (p, local))| Piece::Part(i, p, pose.mul(&local)))
-            .collect(),
+        Shape::Compound(c) => {
+            let mut out: Vec<Piece<'a>> = c
+                .parts()
+                .enumerate()
+                .map(|(i, (p, local))| Piece::Part(i, p, pose.mul(&local)))
+                .collect();
+            let first = out.len();
+            out.extend(
+                c.meshes()
+                    .iter()
+                    .enumerate()
+                    .map(|(k, m)| Piece::Mesh(first + k, &m.shape, pose.mul(&m.pose))),
+            );
+            out
+        }
     }
 }
 
@@ -106,7 +120,7 @@ pub fn lowest_along(shape: &Shape, pose: &DPose, n: DVec3) -> Option<f64> {
     let mut lowest = f64::INFINITY;
     for piece in pieces(shape, pose) {
         let l = match piece {
-            Piece::Mesh(m, pose) => m
+            Piece::Mesh(_, m, pose) => m
                 .solid()
                 .vertices()
                 .iter()
@@ -130,8 +144,8 @@ fn pieces_meet(x: &Piece<'_>, y: &Piece<'_>) -> bool {
         (Piece::Part(_, p, wp), Piece::Part(_, q, wq)) => {
             primitives_intersect(p.primitive(), wp, q.primitive(), wq).unwrap_or(false)
         }
-        (Piece::Part(_, p, wp), Piece::Mesh(m, wm))
-        | (Piece::Mesh(m, wm), Piece::Part(_, p, wp)) => primitive_solid_intersect(
+        (Piece::Part(_, p, wp), Piece::Mesh(_, m, wm))
+        | (Piece::Mesh(_, m, wm), Piece::Part(_, p, wp)) => primitive_solid_intersect(
             p.primitive(),
             wp,
             m.solid(),
@@ -139,7 +153,7 @@ fn pieces_meet(x: &Piece<'_>, y: &Piece<'_>) -> bool {
             wm,
         )
         .unwrap_or(false),
-        (Piece::Mesh(ma, wa), Piece::Mesh(mb, wb)) => ma
+        (Piece::Mesh(_, ma, wa), Piece::Mesh(_, mb, wb)) => ma
             .queries()
             .interference(mb.queries(), &wa.inverse().mul(wb), Method::Obb, false)
             .is_ok_and(|r| r.intersecting),
@@ -268,9 +282,9 @@ fn primitive_parts(
 /// pair, so that they turn with the body.
 fn hint_of(x: &Piece<'_>, y: &Piece<'_>) -> DVec3 {
     match (x, y) {
-        (Piece::Part(_, _, pose), _) | (_, Piece::Part(_, _, pose)) | (Piece::Mesh(_, pose), _) => {
-            pose.rotation.x_axis
-        }
+        (Piece::Part(_, _, pose), _)
+        | (_, Piece::Part(_, _, pose))
+        | (Piece::Mesh(_, _, pose), _) => pose.rotation.x_axis,
     }
 }
 
@@ -371,7 +385,7 @@ fn exact_meshes(
 /// A piece as a mesh for the tessellation route: the mesh itself, or the part's tessellation.
 fn as_mesh<'a>(piece: &'a Piece<'a>) -> Result<(&'a MeshShape, DPose), String> {
     match piece {
-        Piece::Mesh(m, pose) => Ok((m, *pose)),
+        Piece::Mesh(_, m, pose) => Ok((m, *pose)),
         Piece::Part(_, p, pose) => p
             .tessellation()
             .map(|m| (&**m, *pose))
@@ -389,7 +403,7 @@ fn closed_form(x: &Piece<'_>, y: &Piece<'_>) -> Option<Result<Option<PrimitiveVo
                 == GeometryMethod::ClosedForm)
                 .then(|| intersection_volume(p.primitive(), wp, q.primitive(), wq).map_err(err))
         }
-        (Piece::Part(_, p, wp), Piece::Mesh(m, wm)) => {
+        (Piece::Part(_, p, wp), Piece::Mesh(_, m, wm)) => {
             (volume_method_with_solid(p.primitive()) == GeometryMethod::ClosedForm).then(|| {
                 primitive_solid_volume(
                     p.primitive(),
@@ -401,7 +415,7 @@ fn closed_form(x: &Piece<'_>, y: &Piece<'_>) -> Option<Result<Option<PrimitiveVo
                 .map_err(err)
             })
         }
-        (Piece::Mesh(m, wm), Piece::Part(_, q, wq)) => {
+        (Piece::Mesh(_, m, wm), Piece::Part(_, q, wq)) => {
             (volume_method_with_solid(q.primitive()) == GeometryMethod::ClosedForm).then(|| {
                 primitive_solid_volume(
                     q.primitive(),
@@ -514,7 +528,26 @@ fn plane_contact(
         let i = piece.index();
         let (p, wp) = match &piece {
             Piece::Part(_, p, wp) => (*p, *wp),
-            Piece::Mesh(..) => continue, // mesh–half-space pairs are the volume stage's
+            Piece::Mesh(_, m, wm) => {
+                // A mesh part: the exact volume below the plane and its quadrant split, as for
+                // a mesh body (`crate::mesh_plane`), with the part's own margin.
+                let (lo, hi) = m.local_box();
+                let speed = approach + ob.angular_velocity.length() * (hi - lo).length();
+                let delta = (0.01 * m.size() + 2.0 * input.dt * speed).min(margin);
+                if !(delta > 0.0 && delta.is_finite()) {
+                    continue;
+                }
+                let pair = (c.a, c.b);
+                let region = region_of(0, i, 0);
+                let found = mesh_plane_contact(pair, m, wm, n, offset, delta, sign, region);
+                if let Some((volume, linear, angular, point)) = found.totals {
+                    totals
+                        .0
+                        .push((volume, linear, angular, point, linear.length()));
+                }
+                parts.extend(found.parts);
+                continue;
+            }
         };
         // The part's margin: the shape's (`shape_margin`) but with the speed its surface
         // approaches the plane at: the centre's speed along −n, plus the spin times the part's

@@ -136,7 +136,7 @@ fn compound_mass_is_the_sum_of_its_parts() {
     let Shape::Compound(c) = &shape else {
         unreachable!()
     };
-    let solid = c.compound().to_solid(128).unwrap();
+    let solid = c.compound().unwrap().to_solid(128).unwrap();
     let mesh = mass_properties(&solid, DENSITY).unwrap();
     assert!(mesh.mass < mass && mesh.mass > mass * (1.0 - 1e-3));
     assert!((mesh.center_of_mass - com).length() < 2e-3);

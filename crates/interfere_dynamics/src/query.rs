@@ -26,7 +26,8 @@
 //! Primitive and compound bodies are answered in closed form (`interfere_geometry::primitives`):
 //! rays by the closed-form ray casts (the exit of a convex part is the entry of the reversed ray;
 //! a compound reports the crossings of each part), points by the exact point location of each
-//! part, shapes by [`crate::primitive_contact::shapes_interfere`] (the narrow phase's tests).
+//! part, shapes by [`crate::primitive_contact::shapes_interfere`] (the narrow phase's tests). A
+//! compound's mesh parts are answered as mesh bodies are, each at its pose in the body.
 //!
 //! Bodies are found by a linear scan over their world boxes (a few operations per body), which
 //! is cheap next to the exact tests up to a few thousand bodies; there is no separate query tree.
@@ -34,7 +35,7 @@
 //! id).
 
 use crate::body::RigidBody;
-use crate::collider::{Collider, CollisionLayers, HalfSpace, Shape};
+use crate::collider::{Collider, CollisionLayers, HalfSpace, MeshShape, Shape};
 use crate::contact::BodyId;
 use crate::primitive_contact::shapes_interfere;
 use crate::simulation::{BodyHandle, Simulation};
@@ -253,9 +254,15 @@ impl Simulation {
             Shape::Compound(c) => {
                 let pose = body.mesh_pose();
                 c.world_aabb(&pose).is_some_and(|b| near_box(&b, p))
-                    && c.compound()
-                        .locate(&pose, p)
-                        .is_ok_and(|l| l != PointLocation::Outside)
+                    && (c.compound().is_some_and(|k| {
+                        k.locate(&pose, p)
+                            .is_ok_and(|l| l != PointLocation::Outside)
+                    }) || c.meshes().iter().any(|m| {
+                        let pose = pose.mul(&m.pose);
+                        m.shape.world_aabb(&pose).is_some_and(|b| near_box(&b, p))
+                            && locate_point_posed(m.shape.solid(), &pose, p)
+                                != PointLocation::Outside
+                    }))
             }
         }
     }
@@ -280,36 +287,7 @@ impl Simulation {
             });
         }
         match shape {
-            Shape::Mesh(m) => {
-                let pose = body.mesh_pose();
-                let inv = pose.inverse();
-                let (o, d) = (
-                    inv.transform_dpoint(ray.origin),
-                    inv.transform_vector(ray.dir),
-                );
-                let rm = m.ray_mesh();
-                let mut hits = Vec::new();
-                if rm.cast_line(o, d, &mut hits).is_err() {
-                    return;
-                }
-                for hit in hits {
-                    if !(hit.t >= 0.0 && hit.t <= ray.max) {
-                        continue;
-                    }
-                    // −0 (a ray starting on the surface) reads as 0.
-                    let t = hit.t + 0.0;
-                    let n = pose
-                        .transform_vector(rm.unit_normal(hit.triangle as usize))
-                        .normalize_or_zero();
-                    out.push(RayHit {
-                        body: h,
-                        distance: t,
-                        point: ray.at(t),
-                        normal: n,
-                        triangle: Some(hit.triangle),
-                    });
-                }
-            }
+            Shape::Mesh(m) => mesh_ray_hits(h, m, &body.mesh_pose(), ray, out),
             Shape::HalfSpace(half) => {
                 let (n, offset) = plane_of(body, half);
                 let denom = n.dot(ray.dir);
@@ -346,6 +324,11 @@ impl Simulation {
                             normal,
                             triangle: None,
                         });
+                    }
+                }
+                if let Shape::Compound(c) = shape {
+                    for m in c.meshes() {
+                        mesh_ray_hits(h, &m.shape, &pose.mul(&m.pose), ray, out);
                     }
                 }
             }
@@ -584,4 +567,36 @@ fn primitive_crossings(p: &Primitive, pose: &DPose, ray: &Ray) -> Vec<(f64, DVec
         }
     }
     out
+}
+
+/// The crossings of `ray` with the surface of mesh `m` placed by `pose`, appended to `out` as
+/// hits on body `h` (triangle indices are the mesh's).
+fn mesh_ray_hits(h: BodyHandle, m: &MeshShape, pose: &DPose, ray: &Ray, out: &mut Vec<RayHit>) {
+    let inv = pose.inverse();
+    let (o, d) = (
+        inv.transform_dpoint(ray.origin),
+        inv.transform_vector(ray.dir),
+    );
+    let rm = m.ray_mesh();
+    let mut hits = Vec::new();
+    if rm.cast_line(o, d, &mut hits).is_err() {
+        return;
+    }
+    for hit in hits {
+        if !(hit.t >= 0.0 && hit.t <= ray.max) {
+            continue;
+        }
+        // −0 (a ray starting on the surface) reads as 0.
+        let t = hit.t + 0.0;
+        let n = pose
+            .transform_vector(rm.unit_normal(hit.triangle as usize))
+            .normalize_or_zero();
+        out.push(RayHit {
+            body: h,
+            distance: t,
+            point: ray.at(t),
+            normal: n,
+            triangle: Some(hit.triangle),
+        });
+    }
 }

@@ -11,7 +11,7 @@
 //! - Mesh–mesh, [`VolumeMethod::Adaptive`]: EBPI sampling within a ray budget
 //!   ([`crate::AdaptiveSampling::sample_pair`]), split by [`crate::split_adaptive_volume`].
 //! - Mesh–half-space: the exact volume of the mesh below the plane and its exact gradient,
-//!   split into quadrants ([`crate::volume_below_plane_split`]).
+//!   split into quadrants ([`crate::mesh_plane`]).
 //! - Pairs with a primitive or a compound: closed forms, or the exact volume of tessellations
 //!   where there is none ([`crate::primitive_contact`]).
 //!
@@ -19,8 +19,9 @@
 //! quadrant stay the same (warm starting). Pairs run on every core, assembled in pair order.
 
 use crate::collider::{HalfSpace, MeshShape, Shape};
-use crate::contact::{BodyId, VolumeContact, volume_below_plane, volume_below_plane_split};
+use crate::contact::{BodyId, VolumeContact};
 pub use crate::exact_split::{exact_parts, exact_totals, feature_key, fill_from_exact};
+use crate::mesh_plane::mesh_plane_contact;
 use crate::mesh_volume::{MeshSpacing, MeshVolumePart, split_adaptive_volume, split_mesh_volume};
 use crate::parallel::par_map_with;
 use crate::stage::{InterferingPair, PairContact, StageInput, VolumeMethod, VolumeStage};
@@ -291,42 +292,15 @@ fn half_space(
         return;
     };
     let (n, offset) = half.world(&hb.mesh_pose());
-    let pose = mb.mesh_pose();
-    let solid = m.solid();
-    let world: Vec<DVec3> = solid
-        .vertices()
-        .iter()
-        .map(|v| pose.transform_point(*v))
-        .collect();
     // The split's gradients are with respect to the mesh's motion; b's gradient is minus a's.
     let sign = if mesh_body == c.b { 1.0 } else { -1.0 };
-    if let Some((volume, linear, angular, point)) =
-        volume_below_plane(&world, solid.triangles(), n, offset)
-    {
+    let delta = crate::narrow_phase::plane_margin(mb, m, input.dt);
+    let contact = mesh_plane_contact((c.a, c.b), m, &mb.mesh_pose(), n, offset, delta, sign, 0);
+    if let Some((volume, linear, angular, point)) = contact.totals {
         c.volume = volume;
-        c.linear = sign * linear;
-        c.angular = sign * angular;
+        c.linear = linear;
+        c.angular = angular;
         c.point = point;
     }
-    let delta = crate::narrow_phase::plane_margin(mb, m, input.dt);
-    let Some(parts) = volume_below_plane_split(&world, solid.triangles(), n, offset + delta) else {
-        return;
-    };
-    c.parts = parts
-        .iter()
-        .map(|part| {
-            let cap = (-n.dot(part.linear)).max(0.0);
-            let point = part.point - n * delta;
-            VolumeContact {
-                body_a: c.a,
-                body_b: c.b,
-                volume: part.volume - delta * cap,
-                point,
-                linear: sign * part.linear,
-                // About the lowered point: τ' = τ + (p − p') × g.
-                angular: sign * (part.angular + (n * delta).cross(part.linear)),
-                feature: feature_key(c.a, c.b, 0, part.quadrant),
-            }
-        })
-        .collect();
+    c.parts = contact.parts;
 }
