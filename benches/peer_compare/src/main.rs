@@ -419,7 +419,7 @@ fn sanity(args: &Args, r: &serde_json::Value) -> Vec<String> {
         bad.push(format!("{} steps in {} frames", r["steps"], args.frames));
     }
     let sink = num("lowest_point_below_slab_top");
-    if !(sink <= MAX_SINK) {
+    if sink.is_nan() || sink > MAX_SINK {
         bad.push(format!(
             "lowest vertex {sink:.3} m below the slab top (limit {MAX_SINK} m)"
         ));
@@ -437,7 +437,7 @@ fn sanity(args: &Args, r: &serde_json::Value) -> Vec<String> {
         ));
     }
     let speed = num("fastest_speed");
-    if args.frames >= 120 && !(speed < MAX_FINAL_SPEED) {
+    if args.frames >= 120 && (speed.is_nan() || speed >= MAX_FINAL_SPEED) {
         bad.push(format!("a body still moves at {speed:.2} m/s at the end"));
     }
     if args.frames >= 60 && num("final_touching_pairs") < (args.bodies / 2) as f64 {
