@@ -499,6 +499,13 @@ fn main() {
             std::process::exit(1);
         }
     }
+    // Refuse a wrong Interfere report before spending minutes on the peers.
+    if let Some(path) = &args.interfere_report
+        && let Err(e) = interfere_ratios(path, args.bodies, &serde_json::Map::new())
+    {
+        eprintln!("--interfere-report {}: {e}", path.display());
+        std::process::exit(1);
+    }
     let solids: Vec<Solid> = (0..4).map(|k| shape(k).0).collect();
     let mut runs = Vec::new();
     let run_or_exit = |r: Result<EngineRun, String>| match r {
