@@ -143,6 +143,8 @@ pub(crate) struct Enclosure {
     r: DVec3,
     lo: DVec3,
     hi: DVec3,
+    /// The projections' rounding error this box pads for, relative to `Σ h`.
+    projection_pad: f64,
 }
 
 /// The pad [`Enclosure::finish`] adds for the `f64` rounding of the projections, relative to
@@ -159,6 +161,30 @@ impl Enclosure {
             r: reference.as_dvec3(),
             lo: DVec3::INFINITY,
             hi: DVec3::NEG_INFINITY,
+            projection_pad: PROJECTION_PAD,
+        }
+    }
+
+    /// An enclosure on `axes` whose extreme projections of `p − reference` (`reference` one of
+    /// the points) were taken by the caller, each off by at most `projection_pad · Σ h` in
+    /// absolute value, `Σ h` the sum of the half extents that `lo` and `hi` span; that much
+    /// padding is added in [`Enclosure::finish`] (with [`PROJECTION_PAD`] on top, which
+    /// covers the `f64` rounding there).
+    #[inline]
+    pub(crate) fn from_extremes(
+        reference: Vec3,
+        axes: [Vec3; 3],
+        lo: DVec3,
+        hi: DVec3,
+        projection_pad: f64,
+    ) -> Self {
+        Self {
+            rows: axes.map(Vec3::as_dvec3),
+            axes,
+            r: reference.as_dvec3(),
+            lo,
+            hi,
+            projection_pad: projection_pad + PROJECTION_PAD,
         }
     }
 
@@ -204,7 +230,7 @@ impl Enclosure {
         ]
         .into_iter()
         .fold(0.0f64, f64::max);
-        let pad = (4.0 * eps + PROJECTION_PAD) * (h.x + h.y + h.z);
+        let pad = (4.0 * eps + self.projection_pad) * (h.x + h.y + h.z);
         let h = h + DVec3::splat(pad);
         Obb {
             center,
