@@ -7,7 +7,7 @@ use crate::{
 use avian3d::collision::CollisionDiagnostics;
 use avian3d::dynamics::solver::SolverDiagnostics;
 use avian3d::prelude::*;
-use bevy::app::{ScheduleRunnerPlugin, TaskPoolOptions, TaskPoolPlugin};
+use bevy::app::ScheduleRunnerPlugin;
 use bevy::diagnostic::FrameCountPlugin;
 use bevy::prelude::*;
 use bevy::time::{TimePlugin, TimeUpdateStrategy};
@@ -95,12 +95,7 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
 
     let setup_started = Instant::now();
     let mut app = App::new();
-    let task_pool = match args.threads {
-        Some(n) => TaskPoolPlugin {
-            task_pool_options: TaskPoolOptions::with_num_threads(n),
-        },
-        None => TaskPoolPlugin::default(),
-    };
+    let task_pool = args.task_pool();
     app.add_plugins((
         task_pool,
         FrameCountPlugin,

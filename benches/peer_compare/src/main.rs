@@ -113,7 +113,37 @@ pub struct Args {
     pub interfere_report: Option<std::path::PathBuf>,
 }
 
+impl Default for Args {
+    /// Both engines, hulls, the example's 200 bodies and 150 frames, Bevy's thread choice, the
+    /// plugin's sleep thresholds, rapier's contact recycling on, no reports.
+    fn default() -> Self {
+        Args {
+            avian: true,
+            rapier: true,
+            collider: ColliderKind::Hull,
+            decompose_bumpy: false,
+            bodies: 200,
+            frames: 150,
+            threads: None,
+            interfere_sleep: true,
+            rapier_recycle: true,
+            report: None,
+            interfere_report: None,
+        }
+    }
+}
+
 impl Args {
+    /// The Bevy task-pool plugin for `--threads` (Bevy's own choice without it).
+    pub fn task_pool(&self) -> bevy::app::TaskPoolPlugin {
+        match self.threads {
+            Some(n) => bevy::app::TaskPoolPlugin {
+                task_pool_options: bevy::app::TaskPoolOptions::with_num_threads(n),
+            },
+            None => bevy::app::TaskPoolPlugin::default(),
+        }
+    }
+
     /// Whether the shape `name` is decomposed (VHACD) in this run.
     pub fn decomposes(&self, name: &str) -> bool {
         self.collider == ColliderKind::Decomp
@@ -132,19 +162,7 @@ fn usage(msg: &str) -> ! {
 }
 
 fn parse_args() -> Args {
-    let mut args = Args {
-        avian: true,
-        rapier: true,
-        collider: ColliderKind::Hull,
-        decompose_bumpy: false,
-        bodies: 200,
-        frames: 150,
-        threads: None,
-        interfere_sleep: true,
-        rapier_recycle: true,
-        report: None,
-        interfere_report: None,
-    };
+    let mut args = Args::default();
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || {
@@ -587,19 +605,7 @@ mod tests {
     use super::*;
 
     fn args() -> Args {
-        Args {
-            avian: true,
-            rapier: true,
-            collider: ColliderKind::Hull,
-            decompose_bumpy: false,
-            bodies: 200,
-            frames: 150,
-            threads: None,
-            interfere_sleep: true,
-            rapier_recycle: true,
-            report: None,
-            interfere_report: None,
-        }
+        Args::default()
     }
 
     fn landed() -> serde_json::Value {

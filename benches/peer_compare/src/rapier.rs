@@ -5,7 +5,7 @@ use crate::{
     Args, BodyState, ColliderKind, DENSITY, EngineRun, FIXED_HZ, GRAVITY, SLAB_FRICTION, SLAB_TOP,
     SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, SUBSTEPS, run_frames, scene, shape, to_bevy,
 };
-use bevy::app::{ScheduleRunnerPlugin, TaskPoolOptions, TaskPoolPlugin};
+use bevy::app::ScheduleRunnerPlugin;
 use bevy::diagnostic::FrameCountPlugin;
 use bevy::prelude::*;
 use bevy::time::{TimePlugin, TimeUpdateStrategy};
@@ -117,12 +117,7 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
 
     let setup_started = Instant::now();
     let mut app = App::new();
-    let task_pool = match args.threads {
-        Some(n) => TaskPoolPlugin {
-            task_pool_options: TaskPoolOptions::with_num_threads(n),
-        },
-        None => TaskPoolPlugin::default(),
-    };
+    let task_pool = args.task_pool();
     // Rapier's TGS-soft solver: each of the `num_solver_iterations` is a substep (integrate,
     // solve, relax) inside one collision detection, as avian's `SubstepCount`; rapier's
     // `TimestepMode` substeps would rerun the whole pipeline, collision detection included.
