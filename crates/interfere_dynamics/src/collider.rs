@@ -25,7 +25,7 @@
 
 use crate::mass::{MassError, MassProperties, mass_properties};
 use interfere_geometry::glam::{DMat3, DVec3};
-use interfere_geometry::primitives::CompoundPart;
+use interfere_geometry::primitives::{CompoundPart, parallel_axis};
 use interfere_geometry::volume::RayMesh;
 use interfere_geometry::volume::SurfaceTopology;
 use interfere_geometry::{Aabb, Collider as MeshQueries, DPose, Solid};
@@ -468,10 +468,7 @@ fn combined_mass(solids: &[(f64, DVec3, DMat3)]) -> Option<MassProperties> {
     let com = solids.iter().map(|s| s.1 * s.0).sum::<DVec3>() / volume;
     let mut inertia = DMat3::ZERO;
     for &(v, c, i) in solids {
-        let d = c - com;
-        let shift = DMat3::from_diagonal(DVec3::splat(d.length_squared()))
-            - DMat3::from_cols(d * d.x, d * d.y, d * d.z);
-        inertia += i + shift * v;
+        inertia += i + parallel_axis(c - com) * v;
     }
     Some(MassProperties {
         volume,

@@ -522,6 +522,17 @@ fn plane_contact(
         .map_or(0.0, |(lo, hi)| (hi - lo).min_element());
     let approach = (-n.dot(ob.linear_velocity)).max(0.0);
     let oriented = |v: PrimitiveVolume| if sign > 0.0 { v } else { v.swapped() };
+    // A part's margin: the shape's (`shape_margin`) but with the speed its surface approaches
+    // the plane at: the centre's speed along −n, plus the spin times the part's `reach` (0 for a
+    // ball: turning a ball about its centre brings nothing closer), and 1 % of `size`. A rolling
+    // ball with the whole body's margin would take its parts from a cap far wider than its
+    // contact, where the second-order carry-down below is no longer accurate. `None` when it is
+    // not finite and positive.
+    let part_margin = |reach: f64, size: f64| {
+        let speed = approach + ob.angular_velocity.length() * reach;
+        let delta = (0.01 * size + 2.0 * input.dt * speed).min(margin);
+        (delta > 0.0 && delta.is_finite()).then_some(delta)
+    };
     let mut totals = Totals::default();
     let mut parts = Vec::new();
     for piece in pieces(other, &pose) {
@@ -532,11 +543,9 @@ fn plane_contact(
                 // A mesh part: the exact volume below the plane and its quadrant split, as for
                 // a mesh body (`crate::mesh_plane`), with the part's own margin.
                 let (lo, hi) = m.local_box();
-                let speed = approach + ob.angular_velocity.length() * (hi - lo).length();
-                let delta = (0.01 * m.size() + 2.0 * input.dt * speed).min(margin);
-                if !(delta > 0.0 && delta.is_finite()) {
+                let Some(delta) = part_margin((hi - lo).length(), m.size()) else {
                     continue;
-                }
+                };
                 let pair = (c.a, c.b);
                 let region = region_of(0, i, 0);
                 let found = mesh_plane_contact(pair, m, wm, n, offset, delta, sign, region);
@@ -549,20 +558,14 @@ fn plane_contact(
                 continue;
             }
         };
-        // The part's margin: the shape's (`shape_margin`) but with the speed its surface
-        // approaches the plane at: the centre's speed along −n, plus the spin times the part's
-        // reach except for a ball (turning a ball about its centre brings nothing closer). A
-        // rolling ball with the whole body's margin would take its parts from a cap far wider
-        // than its contact, where the second-order carry-down below is no longer accurate.
+        // A ball's reach is 0 in its margin (see `part_margin`).
         let reach = match p.primitive() {
             Primitive::Sphere { .. } => 0.0,
             _ => p.local_box().1.length(),
         };
-        let speed = approach + ob.angular_velocity.length() * reach;
-        let delta = (0.01 * size + 2.0 * input.dt * speed).min(margin);
-        if !(delta > 0.0 && delta.is_finite()) {
+        let Some(delta) = part_margin(reach, size) else {
             continue;
-        }
+        };
         let real = match intersection_volume(&plane, &at(offset), p.primitive(), &wp) {
             Ok(v) => v.map(oriented),
             Err(e) => {

@@ -19,6 +19,13 @@ use crate::pose::DPose;
 use crate::topology::Solid;
 use glam::{DMat3, DVec3};
 
+/// The parallel-axis term per unit mass: the inertia about a point a unit mass at offset `d`
+/// from it adds, `|d|² I − d dᵀ`.
+pub fn parallel_axis(d: DVec3) -> DMat3 {
+    DMat3::from_diagonal(DVec3::splat(d.length_squared()))
+        - DMat3::from_cols(d * d.x, d * d.y, d * d.z)
+}
+
 /// One part of a [`Compound`]: a bounded primitive and its pose in the compound's frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CompoundPart {
@@ -120,9 +127,7 @@ impl Compound {
             let r = p.pose.rotation;
             let local = p.shape.inertia().unwrap_or(DMat3::ZERO);
             let d = p.pose.translation - com;
-            let shift = DMat3::from_diagonal(DVec3::splat(d.length_squared()))
-                - DMat3::from_cols(d * d.x, d * d.y, d * d.z);
-            out += r * local * r.transpose() + shift * p.shape.volume();
+            out += r * local * r.transpose() + parallel_axis(d) * p.shape.volume();
         }
         out
     }

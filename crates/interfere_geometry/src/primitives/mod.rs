@@ -37,7 +37,7 @@ mod volume;
 #[cfg(test)]
 mod tests;
 
-pub use compound::{Compound, CompoundPart, CompoundVolumes, PartVolume};
+pub use compound::{Compound, CompoundPart, CompoundVolumes, PartVolume, parallel_axis};
 pub use overlap::{primitive_solid_intersect, primitives_intersect};
 pub use ray::PrimitiveHit;
 pub use region::{PlanarRegion, SurfacePiece};
