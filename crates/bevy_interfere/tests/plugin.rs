@@ -89,6 +89,7 @@ fn drop_box(backend: Backend, gpu: Option<interfere_gpu::GpuContext>, steps: usi
     let mut app = app(backend, gpu);
     let g = ground(&mut app);
     let b = falling_box(&mut app, 1.0);
+    until_joined(&mut app, &[g, b]);
     let mut s = Inbox::<CollisionStarted>::new();
     let mut c = Inbox::<ContactMessage>::new();
     let mut v = Inbox::<IntersectionVolumeMessage>::new();
@@ -290,8 +291,9 @@ fn gpu_backend_without_device_falls_back_to_cpu() {
     app.finish();
     app.cleanup();
     assert_eq!(*app.world().resource::<Backend>(), Backend::Cpu);
-    ground(&mut app);
+    let g = ground(&mut app);
     let b = falling_box(&mut app, 0.6);
+    until_joined(&mut app, &[g, b]);
     for _ in 0..64 {
         app.update();
     }
@@ -370,6 +372,7 @@ fn despawn_ends_collision_and_teleport_and_velocity_are_honoured() {
     let mut app = app(Backend::Cpu, None);
     let g = ground(&mut app);
     let b = falling_box(&mut app, 0.24);
+    until_joined(&mut app, &[g, b]);
     let mut ended = Inbox::<CollisionEnded>::new();
     let mut started = Inbox::<CollisionStarted>::new();
     for _ in 0..5 {
@@ -410,7 +413,7 @@ fn despawn_ends_collision_and_teleport_and_velocity_are_honoured() {
 #[test]
 fn resting_body_sleeps_and_wakes() {
     let mut app = app(Backend::Cpu, None);
-    ground(&mut app);
+    let g = ground(&mut app);
     let b = app
         .world_mut()
         .spawn((
@@ -419,6 +422,7 @@ fn resting_body_sleeps_and_wakes() {
             Transform::from_xyz(0.0, 0.3, 0.0),
         ))
         .id();
+    until_joined(&mut app, &[g, b]);
     let mut slept_at = None;
     for i in 0..300 {
         app.update();
@@ -454,12 +458,8 @@ fn pause_and_single_step() {
         app.update();
     }
     // Its collider is prepared on the task pool (also while paused): wait until it has joined.
-    for _ in 0..200 {
-        if app.world().resource::<PhysicsWorld>().body(b).is_some() {
-            break;
-        }
-        app.update();
-    }
+    until_joined(&mut app, &[b]);
+    assert!(app.world().resource::<PhysicsSettings>().paused);
     assert_eq!(app.world().get::<Transform>(b).unwrap().translation.y, 5.0);
     app.world_mut()
         .resource_mut::<PhysicsSettings>()
@@ -491,14 +491,18 @@ fn gpu_triangle_pairs_equal_cpu_pairs() {
         settings.volume = VolumeMethod::Uniform {
             spacing: MeshSpacing::default(),
         };
-        ground(&mut app);
+        let g = ground(&mut app);
         // A sphere (many triangles) so pairs are plentiful.
-        app.world_mut().spawn((
-            RigidBody::Dynamic,
-            Collider::icosphere(0.3, 2),
-            Transform::from_xyz(0.1, 0.5, 0.0),
-            NeverSleep,
-        ));
+        let ball = app
+            .world_mut()
+            .spawn((
+                RigidBody::Dynamic,
+                Collider::icosphere(0.3, 2),
+                Transform::from_xyz(0.1, 0.5, 0.0),
+                NeverSleep,
+            ))
+            .id();
+        until_joined(&mut app, &[g, ball]);
         let mut inbox = Inbox::<ContactMessage>::new();
         let mut per_step = Vec::new();
         for _ in 0..60 {
@@ -544,8 +548,9 @@ fn gpu_blocking_without_exact_confirmation_rests() {
     app.world_mut()
         .resource_mut::<bevy_interfere::GpuSettings>()
         .exact_confirm = false;
-    ground(&mut app);
+    let g = ground(&mut app);
     let b = falling_box(&mut app, 1.0);
+    until_joined(&mut app, &[g, b]);
     for _ in 0..192 {
         app.update();
     }
@@ -599,11 +604,15 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
     app.finish();
     app.cleanup();
     // The same bodies in the same order: the ground with the plane first, then the scene's.
-    app.world_mut().spawn((
-        RigidBody::Static,
-        Collider::half_space(Vec3::Z, Vec3::ZERO),
-        Transform::default(),
-    ));
+    let mut spawned = vec![
+        app.world_mut()
+            .spawn((
+                RigidBody::Static,
+                Collider::half_space(Vec3::Z, Vec3::ZERO),
+                Transform::default(),
+            ))
+            .id(),
+    ];
     for b in &scene.bodies {
         let solid = match &b.shape {
             ShapeSpec::Cuboid { half_extents } => interfere_geometry::shapes::cuboid(
@@ -624,7 +633,7 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
             other => panic!("shape not used here: {other:?}"),
         };
         let v = |a: [f64; 3]| Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32);
-        app.world_mut().spawn((
+        let e = app.world_mut().spawn((
             match b.kind {
                 KindSpec::Dynamic => RigidBody::Dynamic,
                 KindSpec::Static => RigidBody::Static,
@@ -642,15 +651,10 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
             Friction::new(b.friction as f32),
             Restitution(b.restitution as f32),
         ));
+        spawned.push(e.id());
     }
-    // Colliders are prepared off the main thread: wait until every body has joined, paused.
-    app.world_mut().resource_mut::<PhysicsSettings>().paused = true;
-    for _ in 0..20 {
-        app.update();
-        if app.world().resource::<PhysicsWorld>().len() == built.handles.len() {
-            break;
-        }
-    }
+    // Wait, paused, until every body has joined.
+    until_joined(&mut app, &spawned);
     assert_eq!(
         app.world().resource::<PhysicsWorld>().len(),
         built.handles.len()
@@ -676,12 +680,13 @@ fn scene_and_plugin_give_the_same_trajectory_bit_for_bit() {
 #[test]
 fn spawn_and_despawn_do_not_disturb_other_bodies() {
     // The box's state after every step it was in the simulation. Collider preparation runs on
-    // the task pool, so the box may join an update earlier or later depending on load: the runs
-    // are compared from the box's first step in the world.
+    // the task pool, so both runs wait, paused, until the box and the ground have joined; the
+    // visitor may join an update earlier or later depending on load, which must not matter.
     let run = |visitor: bool| {
         let mut app = app(Backend::Cpu, None);
-        ground(&mut app);
+        let g = ground(&mut app);
         let b = falling_box(&mut app, 1.0);
+        until_joined(&mut app, &[g, b]);
         let mut v = None;
         let mut states = Vec::new();
         for step in 0..150 {
@@ -714,7 +719,7 @@ fn spawn_and_despawn_do_not_disturb_other_bodies() {
     };
     let (alone, visited) = (run(false), run(true));
     let n = alone.len().min(visited.len());
-    assert!(n >= 140, "the box was simulated for only {n} steps");
+    assert_eq!(n, 150, "the box was simulated for only {n} steps");
     assert_eq!(alone[..n], visited[..n]);
 }
 
@@ -792,6 +797,7 @@ fn spatial_query_from_a_system() {
     app.insert_resource(Target(t))
         .init_resource::<Seen>()
         .add_systems(Update, cast_rays);
+    until_joined(&mut app, &[g, t]);
     for _ in 0..5 {
         app.update();
     }
@@ -855,7 +861,7 @@ struct ZoneRun {
 /// ids do not change).
 fn drop_through_zone(zone: bool) -> ZoneRun {
     let mut app = app(Backend::Cpu, None);
-    ground(&mut app);
+    let g = ground(&mut app);
     let b = falling_box(&mut app, 2.0);
     let z = zone.then(|| {
         app.world_mut()
@@ -867,6 +873,9 @@ fn drop_through_zone(zone: bool) -> ZoneRun {
             ))
             .id()
     });
+    let mut joining = vec![g, b];
+    joining.extend(z);
+    until_joined(&mut app, &joining);
     let mut s = Inbox::<CollisionStarted>::new();
     let mut c = Inbox::<ContactMessage>::new();
     let mut v = Inbox::<IntersectionVolumeMessage>::new();
@@ -981,6 +990,7 @@ fn layers_let_bodies_fall_through_and_changes_apply_in_place() {
         ))
         .id();
     let solid = falling_box(&mut app, 1.0);
+    until_joined(&mut app, &[g, ghost, solid]);
     for _ in 0..90 {
         app.update();
     }
@@ -1029,16 +1039,27 @@ fn weightless_app() -> App {
     app
 }
 
-/// Updates until every entity in `bodies` has joined the simulation.
+/// Updates, paused, until every entity in `bodies` has joined the simulation, then restores the
+/// pause setting. Colliders are prepared on the task pool, off the main thread, so how many
+/// updates that takes depends on the machine's load: the wait is bounded by wall time, not by a
+/// count of updates, and no step runs while it lasts.
 fn until_joined(app: &mut App, bodies: &[Entity]) {
-    for _ in 0..200 {
+    let was_paused = app.world().resource::<PhysicsSettings>().paused;
+    app.world_mut().resource_mut::<PhysicsSettings>().paused = true;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
         app.update();
         let pw = app.world().resource::<PhysicsWorld>();
         if bodies.iter().all(|e| pw.body(*e).is_some()) {
-            return;
+            break;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "bodies did not join within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    panic!("bodies did not join");
+    app.world_mut().resource_mut::<PhysicsSettings>().paused = was_paused;
 }
 
 fn spawn_free_box(app: &mut App, at: Vec3, rotation: Quat) -> Entity {
@@ -1220,8 +1241,9 @@ fn interpolation_lies_between_the_two_step_poses() {
             .add_plugins(InterferePlugins);
         app.finish();
         app.cleanup();
-        ground(&mut app);
+        let g = ground(&mut app);
         let b = falling_box(&mut app, 1.0);
+        until_joined(&mut app, &[g, b]);
         if interpolate {
             app.world_mut().entity_mut(b).insert(TransformInterpolation);
         }
@@ -1283,12 +1305,13 @@ fn bodies_leaving_the_world_bound_are_parked() {
     app.world_mut()
         .resource_mut::<PhysicsSettings>()
         .world_bound = 50.0;
-    ground(&mut app);
+    let g = ground(&mut app);
     let stay = falling_box(&mut app, 1.0);
     let thrown = falling_box(&mut app, 3.0);
     app.world_mut()
         .entity_mut(thrown)
         .insert(LinearVelocity(Vec3::new(2000.0, 0.0, 0.0)));
+    until_joined(&mut app, &[g, stay, thrown]);
     for _ in 0..20 {
         app.update();
     }
@@ -1405,6 +1428,7 @@ fn primitive_colliders_land_and_rest_on_half_space_and_mesh() {
         ]),
         Transform::from_xyz(-3.0, 1.5, 0.0),
     );
+    until_joined(&mut app, &[slab, sphere, cuboid, on_mesh, compound]);
     let mut started = Inbox::<CollisionStarted>::new();
     for _ in 0..240 {
         app.update();
@@ -1497,7 +1521,7 @@ fn primitive_colliders_apply_scale_or_refuse() {
 #[test]
 fn bodies_follow_their_parents() {
     let mut app = app(Backend::Cpu, None);
-    ground(&mut app);
+    let g = ground(&mut app);
     let holder = app
         .world_mut()
         .spawn(Transform::from_xyz(3.0, 0.0, 0.0).with_rotation(Quat::from_rotation_y(0.5)))
@@ -1532,6 +1556,7 @@ fn bodies_follow_their_parents() {
             NeverSleep,
         ))
         .id();
+    until_joined(&mut app, &[g, platform, b]);
     for _ in 0..150 {
         app.update();
     }
@@ -1618,6 +1643,7 @@ fn child_colliders_form_one_compound_body() {
         Transform::from_xyz(-d as f32, 0.0, 0.0),
         ChildOf(holder),
     ));
+    until_joined(&mut app, &[g, body]);
     let mut contacts = Inbox::<ContactMessage>::new();
     for _ in 0..150 {
         app.update();
@@ -1713,6 +1739,7 @@ fn child_mesh_colliders_join_their_body() {
             ChildOf(holder),
         ))
         .id();
+    until_joined(&mut app, &[body]);
     let mut contacts = Inbox::<ContactMessage>::new();
     for _ in 0..150 {
         app.update();
@@ -1797,6 +1824,7 @@ fn child_mesh_colliders_join_their_body() {
         ChildOf(refused),
     ));
     let other = falling_box(&mut app, 1.5);
+    until_joined(&mut app, &[other]);
     for _ in 0..30 {
         app.update();
     }
