@@ -15,7 +15,8 @@
 //! - a **hover** box carries an `ExternalForce` equal to its weight and stays where it started.
 //!
 //! After the last frame, `SpatialQuery` casts a ray down onto the crate (first hit: its top
-//! face; all hits: the crate's two faces and the floor), asks which bodies contain the crate's
+//! face; all hits: the crate's two faces and the floor's, the crate's bottom and the floor's top
+//! within 1 mm of each other in either order: the resting contact overlaps by up to the slop), asks which bodies contain the crate's
 //! centre (exact containment, with and without sensors), which interfere with a small cube placed
 //! there (exact), and which boxes overlap the hover box's. The report lists each check and exits
 //! non-zero when one fails.
@@ -271,13 +272,19 @@ fn report(world: &mut World) -> serde_json::Value {
     let ray_ok = first.is_some_and(|h| {
         h.entity == crate_ && (h.point.y - crate_top).abs() < 2e-3 && h.normal.y > 0.99
     });
-    let hits: Vec<Entity> = query
-        .ray_hits(top, Dir3::NEG_Y, 5.0, false, &solid_only)
-        .iter()
-        .map(|h| h.entity)
-        .collect();
-    let all_hits_ok =
-        hits.len() >= 3 && hits[0] == crate_ && hits[1] == crate_ && hits[2..].contains(&floor);
+    let all_hits = query.ray_hits(top, Dir3::NEG_Y, 5.0, false, &solid_only);
+    let hits: Vec<Entity> = all_hits.iter().map(|h| h.entity).collect();
+    // In order of distance: the crate's top, then its bottom and the floor's top, which a
+    // resting contact overlaps by up to the solver's slop (0.1 mm), so they may come in either
+    // order but within a millimetre of each other; then the floor's bottom.
+    let at = |e: Entity, k: usize| all_hits.iter().filter(|h| h.entity == e).nth(k);
+    let all_hits_ok = hits.len() == 4
+        && hits[0] == crate_
+        && hits[3] == floor
+        && match (at(crate_, 1), at(floor, 0)) {
+            (Some(bottom), Some(floor_top)) => (bottom.distance - floor_top.distance).abs() < 1e-3,
+            _ => false,
+        };
     let containing = query.point_intersections(crate_at, &SpatialQueryFilter::default());
     let containing_solid = query.point_intersections(crate_at, &solid_only);
     let point_ok = containing_solid == vec![crate_]

@@ -5,7 +5,7 @@
 //! Shared by the mesh–mesh volume stage and the primitive contacts.
 
 use crate::contact::{BodyId, VolumeContact};
-use crate::mesh_volume::{MeshVolumePart, principal_parts};
+use crate::mesh_volume::{MeshVolumePart, principal_parts_with_hint};
 use crate::stage::PairContact;
 use interfere_geometry::DPose;
 use interfere_geometry::glam::DVec3;
@@ -21,12 +21,13 @@ pub fn feature_key(a: BodyId, b: BodyId, region: usize, quadrant: u8) -> u64 {
 /// positive volume) as four parts at the principal radii of its contact surface
 /// ([`exact_parts`]).
 pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
+    // Mesh–mesh: flat faces.
     let (volume, linear, angular, point, _) = exact_totals(r, pa);
     c.volume = volume;
     c.linear = linear;
     c.angular = angular;
     c.point = point;
-    c.parts = exact_parts(c.a, c.b, r, pa, 0);
+    c.parts = exact_parts(c.a, c.b, r, pa, 0, true);
 }
 
 /// The totals of an exact result in A's frame (`pa`: A's mesh pose), world space: volume,
@@ -53,13 +54,17 @@ pub fn exact_totals(r: &ExactResult, pa: &DPose) -> (f64, DVec3, DVec3, DVec3, f
 
 /// The volume contacts of an exact result in A's frame (`pa`: A's mesh pose) between bodies `a`
 /// and `b`: each region `k` with a positive volume as four parts at the principal radii of its
-/// contact surface ([`crate::mesh_volume::principal_parts`]), feature region `region_base + k`.
+/// contact surface ([`crate::mesh_volume::principal_parts_with_hint`]), feature region
+/// `region_base + k`. `flat`: the surfaces are flat-faced (meshes, cuboids), so the parts get
+/// lever arms and depth shares from the region's volume centroid; otherwise (the tessellation of
+/// a curved primitive) each region is one central constraint in four equal parts.
 pub fn exact_parts(
     a: BodyId,
     b: BodyId,
     r: &ExactResult,
     pa: &DPose,
     region_base: usize,
+    flat: bool,
 ) -> Vec<VolumeContact> {
     let mut out = Vec::new();
     for (k, region) in r.regions.iter().enumerate() {
@@ -68,13 +73,16 @@ pub fn exact_parts(
             .iter()
             .map(|p| (p.centroid, p.vector_area))
             .collect();
-        let Some(parts) = principal_parts(
+        let Some(parts) = principal_parts_with_hint(
             region.volume,
             region.translation_gradient,
             region.rotation_gradient,
             region.point,
             &ends,
+            flat.then_some(region.centroid),
             pa,
+            None,
+            flat,
         ) else {
             continue;
         };

@@ -334,6 +334,12 @@ pub struct MeshVolumePart {
     pub quadrant: u8,
 }
 
+/// The weight of the depth tilt in [`principal_parts`]' volume shares: the position projection
+/// then removes half of a tilt per substep. At full weight a cube dropped tilted on a mesh slab
+/// settled into a period-two rocking (its tilt flipped sign every step, ±0.14 mm at its edges);
+/// at ¾ and ½ it comes to rest (`mesh_boxes_rest_still_on_a_mesh_slab` in `tests/scenes.rs`).
+const TILT_WEIGHT: f64 = 0.5;
+
 /// A four-part manifold of one contact region from its weighted surface points `ends` (point,
 /// `∂V/∂p`: for the exact volume, each piece of B's surface inside A as (centroid, vector area)),
 /// in the frame `a_pose` maps to world, carrying `volume`, `linear = ∂V/∂x_b` and `angular =
@@ -346,20 +352,43 @@ pub struct MeshVolumePart {
 /// weighted centroid `c` and in-plane second moment `M = Σ w (d dᵀ + w/4π P) / Σ w` (`d` the
 /// offset from `c` across `Ĝ`, `P = I − ĜĜᵀ`; the second term spreads each piece as a disk of
 /// its area) give the principal directions `e₁, e₂` and radii `r_k = √λ_k`, and the four parts
-/// sit at `c ± r₁ e₁ ± r₂ e₂`, each with a quarter of the volume and of `∂V/∂x_b`, and the
-/// quarter torque about `c` moved to its own point. The parts' constraints then sum to the
-/// region's exactly, and four points at the radius of gyration resist tilting with the same
-/// first-order stiffness as the distributed contact (a square of side `s`: `±s/√12`). `None`
-/// without a gradient.
+/// sit at `c ± r₁ e₁ ± r₂ e₂`, each with a quarter of the volume and of `∂V/∂x_b`, and, about
+/// its own point, a quarter of the torque about `c` (the region's own moment, zero for a flat
+/// face): each part is a contact at its place, so about `c` it carries `¼ τ_c + (p − c) × ¼ G`.
+/// The parts' constraints then sum to the region's exactly (the four lever arms cancel), and four
+/// points at the radius of gyration resist tilting with the same first-order stiffness as the
+/// distributed contact (a square of side `s`: `±s/√12`). (Until 2026-11 the quarter torque about
+/// `c` was moved to each point, `¼ τ_c + (c − p) × ¼ G` about `p`: that cancels the lever arm, so
+/// the solver, which takes `τ_p + (p − x) × G` about a body's centre `x`, saw four copies of one
+/// constraint with no tilt stiffness, and a mesh box resting on a mesh rocked.) `None` without a
+/// gradient.
+///
+/// **Depth tilt.** With the volume's centroid `c_V` (`centroid`, same frame; the exact volume
+/// has it), the overlap's depth over the contact surface is fitted as an affine field
+/// `d = d̄ + a u₁ + b u₂` along the principal axes: its first moments `∫ d u_k dA` must equal the
+/// volume's, `V (c_V − c)·e_k`, and the surface's second moments are `λ_k Σ w`, so part
+/// `(s₁, s₂)` (at `s_k r_k` along `e_k`) gets the volume
+/// `V_q = V/4 (1 + s₁ κ₁ + s₂ κ₂)`, `κ_k = (c_V − c)·e_k / r_k` — the four points integrate an
+/// affine field exactly, so the shares still sum to `V` and their first moment is the
+/// volume's (the shares use `κ_k` at [`TILT_WEIGHT`], ½: see there). A tilted overlap (one side deeper) then gives its deep side the larger share and
+/// the position projection turns the body back, instead of lifting all four parts alike (a box
+/// resting on a mesh rocked itself up to ±4 mm). A wedge of depth `D → 0` across the surface has
+/// `κ = 1/√3`; `κ_k` is clamped to `[−1, 1]` for regions that are no height field (a thread
+/// flank wrapped around a bolt). A part whose share goes negative is speculative (the solver
+/// lets its side close the gap but not overlap within the substep). `None` for `centroid`:
+/// equal shares.
 pub fn principal_parts(
     volume: f64,
     linear: DVec3,
     angular: DVec3,
     point: DVec3,
     ends: &[(DVec3, DVec3)],
+    centroid: Option<DVec3>,
     a_pose: &DPose,
 ) -> Option<Vec<MeshVolumePart>> {
-    principal_parts_with_hint(volume, linear, angular, point, ends, a_pose, None)
+    principal_parts_with_hint(
+        volume, linear, angular, point, ends, centroid, a_pose, None, true,
+    )
 }
 
 /// [`principal_parts`], with `hint` (a direction in the frame of `ends`) naming the first axis
@@ -368,14 +397,23 @@ pub fn principal_parts(
 /// parts' feature keys then name other places and their warm-started friction impulses twist
 /// the body). The hint is projected on the contact plane; without one (or when it is along the
 /// normal) the eigenvectors are kept.
+///
+/// Without `lever_arms` every part carries, about its own point, the quarter torque about `c`
+/// plus `(c − p) × ¼ G`: about any centre the four are then one constraint, the region's, with
+/// no tilt stiffness of their own. That is what a curved primitive needs (a ball's contact acts
+/// through its centre, and lever arms at the cap's radius would resist its rolling); flat faces
+/// need the lever arms.
+#[allow(clippy::too_many_arguments)]
 pub fn principal_parts_with_hint(
     volume: f64,
     linear: DVec3,
     angular: DVec3,
     point: DVec3,
     ends: &[(DVec3, DVec3)],
+    centroid: Option<DVec3>,
     a_pose: &DPose,
     hint: Option<DVec3>,
+    lever_arms: bool,
 ) -> Option<Vec<MeshVolumePart>> {
     let glen = linear.length();
     if !(glen > 0.0 && glen.is_finite() && volume.is_finite() && volume > 0.0) {
@@ -421,6 +459,22 @@ pub fn principal_parts_with_hint(
     }
     let e2 = n.cross(e1);
     let (r1, r2) = (l1.max(0.0).sqrt(), l2.sqrt());
+    // Depth tilt (see above): κ_k = (c_V − c)·e_k / r_k, clamped; 0 without a centroid or a
+    // spread along e_k.
+    let tilt = |e: DVec3, r: f64| -> f64 {
+        match centroid {
+            Some(cv) if r > 0.0 => {
+                let k = (cv - c).dot(e) / r;
+                if k.is_finite() {
+                    k.clamp(-1.0, 1.0)
+                } else {
+                    0.0
+                }
+            }
+            _ => 0.0,
+        }
+    };
+    let (k1, k2) = (TILT_WEIGHT * tilt(e1, r1), TILT_WEIGHT * tilt(e2, r2));
     // Torque about c: τ_c = τ_p + (p − c) × G.
     let tau_c = angular + (point - c).cross(linear);
     let rot = a_pose.rotation;
@@ -432,9 +486,13 @@ pub fn principal_parts_with_hint(
         let p = c + e1 * (s1 * r1) + e2 * (s2 * r2);
         let g = linear * 0.25;
         parts.push(MeshVolumePart {
-            volume: 0.25 * volume,
+            volume: 0.25 * volume * (1.0 + s1 * k1 + s2 * k2),
             linear: rot * g,
-            angular: rot * (0.25 * tau_c + (c - p).cross(g)),
+            angular: if lever_arms {
+                rot * (0.25 * tau_c)
+            } else {
+                rot * (0.25 * tau_c + (c - p).cross(g))
+            },
             point: a_pose.transform_dpoint(p),
             quadrant: q as u8,
         });
@@ -770,7 +828,7 @@ mod tests {
             rotation: DMat3::from_quat(DQuat::from_rotation_z(0.7) * DQuat::from_rotation_x(0.2)),
             translation: DVec3::new(5.0, -3.0, 1.0),
         };
-        let parts = principal_parts(volume, linear, angular, point, &ends, &frame).unwrap();
+        let parts = principal_parts(volume, linear, angular, point, &ends, None, &frame).unwrap();
         assert_eq!(parts.len(), 4);
         let r = frame.rotation;
         let c_world = frame.transform_dpoint(DVec3::ZERO);
@@ -805,7 +863,36 @@ mod tests {
         let mut q: Vec<u8> = parts.iter().map(|p| p.quadrant).collect();
         q.sort_unstable();
         assert_eq!(q, [0, 1, 2, 3]);
+        // Each part is a contact at its place: its gradient about its own point is a quarter of
+        // the region's torque about the centre (here `angular`, the centre being the origin),
+        // so about the centre it carries its lever arm `(p − c) × G/4`.
+        for p in &parts {
+            assert!((p.angular - r * angular * 0.25).length() < 1e-12, "{p:?}");
+        }
+        // Depth tilt: with a volume centroid off the surface's centroid, the shares sum to the
+        // volume and their first moment is
+        // `TILT_WEIGHT` times the volume's, `V (c_V − c)` (in the plane; unclamped here).
+        let cv = DVec3::new(0.05, -0.02, -0.01);
+        let tilted =
+            principal_parts(volume, linear, angular, point, &ends, Some(cv), &frame).unwrap();
+        let vs: f64 = tilted.iter().map(|p| p.volume).sum();
+        assert!((vs - volume).abs() < 1e-15);
+        let first: DVec3 = tilted
+            .iter()
+            .map(|p| p.volume * (frame.inverse().transform_dpoint(p.point)))
+            .sum();
+        let want = TILT_WEIGHT * volume * DVec3::new(cv.x, cv.y, 0.0);
+        assert!((first - want).length() < 1e-12, "{first} vs {want}");
+        // Only the shares change.
+        for (p, q) in tilted.iter().zip(&parts) {
+            assert_eq!(
+                (p.linear, p.angular, p.point),
+                (q.linear, q.angular, q.point)
+            );
+        }
         // No gradient: no parts.
-        assert!(principal_parts(volume, DVec3::ZERO, angular, point, &ends, &frame).is_none());
+        assert!(
+            principal_parts(volume, DVec3::ZERO, angular, point, &ends, None, &frame).is_none()
+        );
     }
 }

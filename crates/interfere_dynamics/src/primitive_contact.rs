@@ -76,6 +76,17 @@ enum Piece<'a> {
 }
 
 impl Piece<'_> {
+    /// Whether its surface is made of flat faces (a mesh or a cuboid): its exact contact
+    /// regions get parts with lever arms and depth shares
+    /// ([`crate::mesh_volume::principal_parts_with_hint`]); a curved primitive's tessellation
+    /// keeps one central constraint per region.
+    fn flat_faced(&self) -> bool {
+        match self {
+            Piece::Part(_, p, _) => matches!(p.primitive(), Primitive::Cuboid { .. }),
+            Piece::Mesh(..) => true,
+        }
+    }
+
     fn aabb(&self) -> Option<Aabb> {
         match self {
             Piece::Part(_, p, pose) => p.world_aabb(pose),
@@ -270,8 +281,10 @@ fn primitive_parts(
         v.rotation_gradient,
         v.point,
         &ends,
+        None,
         &DPose::IDENTITY,
         Some(hint),
+        false,
     )?;
     let area: f64 = v.regions_b.iter().map(|r| r.area()).sum();
     Some(capped_parts(a, b, &parts, v.volume, area, region).collect())
@@ -480,7 +493,14 @@ pub fn primitive_pair_contact(input: &StageInput<'_>, c: &mut PairContact) {
                                     let (volume, linear, angular, point, weight) =
                                         exact_totals(&r, &wa);
                                     totals.0.push((volume, linear, angular, point, weight));
-                                    parts.extend(exact_parts(a, b, &r, &wa, region_of(i, j, 0)));
+                                    parts.extend(exact_parts(
+                                        a,
+                                        b,
+                                        &r,
+                                        &wa,
+                                        region_of(i, j, 0),
+                                        x.flat_faced() && y.flat_faced(),
+                                    ));
                                 }
                                 Ok((None, _)) => {}
                                 Err(e) => c.refused = Some(e),

@@ -1023,7 +1023,16 @@ fn shifted_lattice_counts_its_lines_and_is_unbiased() {
 
 /// Exact volume of a convex polyhedron (outward face polygons) clipped to the half-spaces
 /// `n · x <= d`: Sutherland–Hodgman on every face plus a cap polygon per plane.
-pub(super) fn clipped_convex_volume(mut faces: Vec<Vec<DVec3>>, planes: &[(DVec3, f64)]) -> f64 {
+pub(super) fn clipped_convex_volume(faces: Vec<Vec<DVec3>>, planes: &[(DVec3, f64)]) -> f64 {
+    clipped_convex_moments(faces, planes).0
+}
+
+/// The volume and the first moment `∫ x dV` of the convex polytope bounded by `faces` clipped
+/// by the half-spaces `n · x <= d` (tetrahedra from the origin over the clipped faces' fans).
+pub(super) fn clipped_convex_moments(
+    mut faces: Vec<Vec<DVec3>>,
+    planes: &[(DVec3, f64)],
+) -> (f64, DVec3) {
     for &(n, d) in planes {
         let mut out_faces = Vec::new();
         let mut cut: Vec<DVec3> = Vec::new();
@@ -1065,13 +1074,15 @@ pub(super) fn clipped_convex_volume(mut faces: Vec<Vec<DVec3>>, planes: &[(DVec3
         }
         faces = out_faces;
     }
-    let mut vol = 0.0;
+    let (mut vol, mut first) = (0.0, DVec3::ZERO);
     for f in &faces {
         for j in 1..f.len() - 1 {
-            vol += f[0].dot(f[j].cross(f[j + 1]));
+            let v = f[0].dot(f[j].cross(f[j + 1])) / 6.0;
+            vol += v;
+            first += v * (f[0] + f[j] + f[j + 1]) / 4.0;
         }
     }
-    vol / 6.0
+    (vol, first)
 }
 
 #[test]

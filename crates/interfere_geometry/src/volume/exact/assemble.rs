@@ -661,6 +661,8 @@ pub(crate) fn assemble(
         if pieces[p].mesh == 1 {
             reg.area_b += el.area;
             reg.moment_b += el.moment;
+        }
+        {
             // Find or make the part (piece p, region r): a short chain per piece.
             let mut i = first_part[p];
             while i != NONE && parts[i as usize].region != r {
@@ -687,7 +689,14 @@ pub(crate) fn assemble(
         if a2 > 0.0 {
             let len = a2.sqrt();
             let ot = o_t[part.piece as usize] - origin;
+            // The part is planar: its centroid from its vector area and moment about the
+            // origin; the cone from the origin over it has volume ⅓ ot·A and its centroid ¾ of
+            // the way to the part's.
             let c = origin + (part.area.cross(part.moment) + ot.dot(part.area) * part.area) / a2;
+            reg.first_moment += 0.75 * (ot.dot(part.area) / 3.0) * (c - origin);
+            if pieces[part.piece as usize].mesh != 1 {
+                continue;
+            }
             reg.weight += len;
             reg.weighted_point += c * len;
             if options.collect_pieces {
@@ -698,14 +707,16 @@ pub(crate) fn assemble(
             }
         }
     }
-    let place_sums = |m: usize, sums: &TriangleSums| -> (f64, DVec3, DVec3, f64, DVec3) {
-        // volume, area, moment about the origin, weight, weighted point (in A's frame)
+    let place_sums = |m: usize, sums: &TriangleSums| -> (f64, DVec3, DVec3, f64, DVec3, DVec3) {
+        // volume, area, moment about the origin, weight, weighted point, first moment of the
+        // volume about the origin (in A's frame)
         let (r, t) = placed.frame(m);
+        let first = sums.placed_first_moment(r, t, origin);
         let area = r * sums.area;
         let volume = sums.volume + (t - origin).dot(area) / 3.0;
         let moment = r * sums.moment + (t - origin).cross(area);
         let weighted = r * sums.weighted_centroid + t * sums.abs_area;
-        (volume, area, moment, sums.abs_area, weighted)
+        (volume, area, moment, sums.abs_area, weighted, first)
     };
     let (rb, tb) = placed.frame(1);
     let b_tri_piece = |t: u32| -> SurfacePiece {
@@ -718,8 +729,9 @@ pub(crate) fn assemble(
     };
     for (patch, &r) in patches.iter().zip(&patch_regions) {
         let reg = &mut regions[r];
-        let (v, s, w, wt, wp) = place_sums(patch.mesh, &patch.sums);
+        let (v, s, w, wt, wp, fm) = place_sums(patch.mesh, &patch.sums);
         reg.volume += v;
+        reg.first_moment += fm;
         closure += s;
         if patch.mesh == 1 {
             reg.area_b += s;
@@ -733,8 +745,9 @@ pub(crate) fn assemble(
     for (&(m, si, _), &r) in contained.iter().zip(&shell_regions) {
         let reg = &mut regions[r];
         let shell = &topo[m].shells[si];
-        let (v, s, w, wt, wp) = place_sums(m, &shell.sums);
+        let (v, s, w, wt, wp, fm) = place_sums(m, &shell.sums);
         reg.volume += v;
+        reg.first_moment += fm;
         closure += s;
         if m == 1 {
             reg.area_b += s;
@@ -782,9 +795,18 @@ pub(crate) fn assemble(
         result.volume += reg.volume;
         result.translation_gradient += reg.area_b;
         moment_total += reg.moment_b;
+        // The volume's centroid; for a region with next to no volume (faces that touch) the
+        // centroid of its surface on B.
+        let centroid = if reg.volume.abs() > 0.0 {
+            let c = origin + reg.first_moment / reg.volume;
+            if c.is_finite() { c } else { point }
+        } else {
+            point
+        };
         result.regions.push(ContactRegion {
             volume: reg.volume,
             point,
+            centroid,
             normal: (-reg.area_b).normalize_or_zero(),
             translation_gradient: reg.area_b,
             rotation_gradient: reg.moment_b + (origin - point).cross(reg.area_b),
@@ -825,6 +847,7 @@ struct RegionSums {
     moment_b: DVec3,
     weight: f64,
     weighted_point: DVec3,
+    first_moment: DVec3,
     pieces: Vec<SurfacePiece>,
 }
 

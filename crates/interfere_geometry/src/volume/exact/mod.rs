@@ -130,6 +130,11 @@ pub struct ContactRegion {
     /// Area-weighted centroid of its pieces on B, in A's frame (when it has none, the origin
     /// of the sums).
     pub point: DVec3,
+    /// The centroid of the volume it encloses (`∫ x dV / V`, from the divergence theorem over
+    /// the same pieces: cones from a common apex), in A's frame; [`Self::point`] when the
+    /// volume is zero. Its offset from [`Self::point`] along the contact surface says which way
+    /// the overlap deepens (the contact split gives the deeper side the larger share).
+    pub centroid: DVec3,
     /// `−∂V/∂x_B` normalised: the direction from A into B, along which pushing B reduces the
     /// overlap fastest; zero when the gradient vanishes (B nested in A).
     pub normal: DVec3,

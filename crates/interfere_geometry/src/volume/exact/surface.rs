@@ -3,7 +3,7 @@
 //! shells (connected components through edges) with their volume and bounding box.
 
 use crate::topology::Solid;
-use glam::{DVec3, Vec3};
+use glam::{DMat3, DVec3, Vec3};
 
 /// The edge-adjacency structure of a closed solid, built once per solid
 /// ([`SurfaceTopology::new`]) and shared by every [`super::ExactVolume`] that uses the solid.
@@ -43,14 +43,34 @@ pub(crate) struct Shell {
 
 /// Sums over whole triangles, in the frame of their mesh: vector area `Σ s`, cone volume from
 /// the frame's origin `Σ ⅓ p₀·s`, moment `Σ c × s` (`c` the centroid, so `c × s = ∫ x × n dA`),
-/// area `Σ |s|` and area-weighted centroid sum `Σ |s| c`.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// area `Σ |s|` and area-weighted centroid sum `Σ |s| c`; for the first moment of the volume,
+/// the cone volumes times their bases' centroids `Σ (⅓ p₀·s) c` (a cone's centroid is ¾ of the
+/// way from its apex to its base's centroid) and `Σ c sᵀ` (what moving the apex adds, see
+/// [`TriangleSums::placed_first_moment`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct TriangleSums {
     pub(crate) area: DVec3,
     pub(crate) volume: f64,
     pub(crate) moment: DVec3,
     pub(crate) abs_area: f64,
     pub(crate) weighted_centroid: DVec3,
+    pub(crate) first_moment: DVec3,
+    pub(crate) centroid_area: DMat3,
+}
+
+impl Default for TriangleSums {
+    /// All zero (glam's `DMat3::default()` is the identity, not zero).
+    fn default() -> Self {
+        Self {
+            area: DVec3::ZERO,
+            volume: 0.0,
+            moment: DVec3::ZERO,
+            abs_area: 0.0,
+            weighted_centroid: DVec3::ZERO,
+            first_moment: DVec3::ZERO,
+            centroid_area: DMat3::ZERO,
+        }
+    }
 }
 
 impl TriangleSums {
@@ -70,6 +90,8 @@ impl TriangleSums {
         self.moment += o.moment;
         self.abs_area += o.abs_area;
         self.weighted_centroid += o.weighted_centroid;
+        self.first_moment += o.first_moment;
+        self.centroid_area += o.centroid_area;
     }
 
     /// Adds the triangle `p` (in the mesh's frame).
@@ -84,6 +106,21 @@ impl TriangleSums {
         self.moment += c.cross(s);
         self.abs_area += a;
         self.weighted_centroid += c * a;
+        let v = p0.dot(s) / 3.0;
+        self.first_moment += v * c;
+        self.centroid_area += DMat3::from_cols(c * s.x, c * s.y, c * s.z);
+    }
+
+    /// The first moment `∫ (x − o) dV` of the cones from `o` over these triangles placed by
+    /// `x ↦ r x + t`: per triangle `v' ¾ (c' − o)` with `v' = v + ⅓ d·(r s)`, `c' = r c + t`,
+    /// `d = t − o`, which sums to `¾ (r Σ v c + d V' + ⅓ r (Σ c sᵀ) rᵀ d)` with `V'` the placed
+    /// cone volume `Σ v + ⅓ d·(r Σ s)`.
+    pub(crate) fn placed_first_moment(&self, r: DMat3, t: DVec3, o: DVec3) -> DVec3 {
+        let d = t - o;
+        let placed_volume = self.volume + d.dot(r * self.area) / 3.0;
+        0.75 * (r * self.first_moment
+            + d * placed_volume
+            + r * (self.centroid_area * (r.transpose() * d)) / 3.0)
     }
 }
 

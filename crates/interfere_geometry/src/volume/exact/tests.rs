@@ -9,7 +9,9 @@ use crate::mesh::TriMesh;
 use crate::pose::Pose;
 use crate::shapes;
 use crate::tri_tri::triangles_intersect;
-use crate::volume::tests::{clipped_convex_volume, exact_box_box, lens, pose, random_pose, shift};
+use crate::volume::tests::{
+    clipped_convex_moments, clipped_convex_volume, exact_box_box, lens, pose, random_pose, shift,
+};
 use crate::volume::{Sampling, UniformOptions, UniformVolume};
 use glam::{DMat3, Vec3};
 use rand::{Rng, SeedableRng};
@@ -273,6 +275,71 @@ fn convex_polyhedra_match_the_clipping_oracle() {
         }
     }
     assert!(n > 40, "{n}");
+}
+
+/// The regions' volume centroids against the clipped polytope's first moment (tetrahedra from
+/// the origin): random poses of convex pairs (crossing pieces and flood-filled patches, B's
+/// frame rotated), and solids wholly inside the other both ways (a contained shell: its
+/// centroid is its own). Relative to the pair's size, 1e-9.
+#[test]
+fn region_centroids_match_the_clipped_polytope_first_moment() {
+    let mut rng = ChaCha8Rng::seed_from_u64(47);
+    let solids = [
+        shapes::cuboid(Vec3::new(0.9, 0.6, 0.4)).unwrap(),
+        shapes::icosphere(1.0, 2).unwrap(),
+        shapes::cylinder(0.7, 0.9, 24).unwrap(),
+    ];
+    let first_moment =
+        |r: &ExactResult| -> DVec3 { r.regions.iter().map(|g| g.centroid * g.volume).sum() };
+    // Nested: a small turned box deep inside the big one, and the big one around the small one.
+    let small = shapes::cuboid(Vec3::new(0.2, 0.1, 0.15)).unwrap();
+    let big = shapes::cuboid(Vec3::splat(1.0)).unwrap();
+    let turned = pose(DVec3::new(0.4, -0.7, 1.1), 0.9, DVec3::new(0.3, -0.2, 0.25));
+    let r = exact(&big, &small, &turned);
+    assert!(
+        (first_moment(&r) / r.volume - turned.translation).length() <= 1e-12,
+        "{} {:?}",
+        first_moment(&r) / r.volume,
+        r.regions
+    );
+    let back = turned.inverse();
+    let r = exact(&small, &big, &back);
+    assert!(
+        first_moment(&r).length() <= 1e-12,
+        "the small box's centroid is its origin: {}",
+        first_moment(&r) / r.volume
+    );
+    let mut n = 0;
+    for (i, a) in solids.iter().enumerate() {
+        for (j, b) in solids.iter().enumerate() {
+            for case in 0..5 {
+                let p = random_pose(&mut rng);
+                let p = DPose {
+                    translation: p.translation * 0.7,
+                    ..p
+                };
+                let (volume, first) = clipped_convex_moments(faces(b, &p), &planes(a));
+                if volume < 1e-4 {
+                    continue;
+                }
+                n += 1;
+                let r = exact(a, b, &p);
+                let got = first_moment(&r) / r.volume;
+                let want = first / volume;
+                assert!(
+                    (got - want).length() <= 1e-9,
+                    "{i} {j} {case}: centroid {got} vs {want}; volume {} vs {volume}; {} regions, {:?}",
+                    r.volume,
+                    r.regions.len(),
+                    r.regions
+                        .iter()
+                        .map(|g| (g.volume, g.centroid))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+    assert!(n > 25, "{n}");
 }
 
 #[test]
