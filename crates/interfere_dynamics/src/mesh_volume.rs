@@ -340,6 +340,37 @@ pub struct MeshVolumePart {
 /// at ¾ and ½ it comes to rest (`mesh_boxes_rest_still_on_a_mesh_slab` in `tests/scenes.rs`).
 const TILT_WEIGHT: f64 = 0.5;
 
+/// How flat a region's contact surface must be for its parts to get lever arms and depth
+/// shares ([`principal_parts_with_hint`]): over the pieces facing along the unit gradient `n`
+/// (within 60°; side walls do not count), `Σ g·n / Σ |g|`, the mean cosine of their normals to
+/// `n`, at least this (a spread of about 0.8°): the faces of boxes and other flat-faced meshes.
+/// A curved region keeps one central constraint, because four flat parts with lever arms on a
+/// curved surface resist motions that slide it along itself: on the nut demo's helical flanks
+/// (64 facets a turn, adjacent flank normals 2.8° apart) the free nut turned 0.84 times in 150
+/// steps at a threshold of 0.98 (and 0.10 times with lever arms everywhere) against 1.45 at this
+/// one. The Ruina wheels' barely curved faces (0.5 mm sagitta) fall on the curved side too: with
+/// lever arms (threshold 0.98) both wheels came to rest, 0.2015 and 0.1016 m, as with 1 mm rays;
+/// without, they roll 0.497 and 0.200 m and still move at 6 s. Splitting a curved region by its
+/// own pieces instead (each part the sum of its quadrant's pieces' gradients, as the ray split
+/// does) gave both (the nut 1.33 turns, pitch within 3 %; the wheels 0.2005 and 0.1003 m at rest,
+/// as the rays) but broke a box pushed into a wall with locked axes (thrown up the wall, or
+/// through it when only the facing pieces made parts): not kept.
+const FLAT_FACING: f64 = 0.9999;
+
+/// Whether the pieces `ends` (point, vector area) facing along `n` are flat: see
+/// [`FLAT_FACING`].
+fn is_flat(ends: &[(DVec3, DVec3)], n: DVec3) -> bool {
+    let (mut along, mut area) = (0.0, 0.0);
+    for &(_, g) in ends {
+        let (a, d) = (g.length(), g.dot(n));
+        if d > 0.5 * a {
+            along += d;
+            area += a;
+        }
+    }
+    area > 0.0 && along >= FLAT_FACING * area
+}
+
 /// A four-part manifold of one contact region from its weighted surface points `ends` (point,
 /// `∂V/∂p`: for the exact volume, each piece of B's surface inside A as (centroid, vector area)),
 /// in the frame `a_pose` maps to world, carrying `volume`, `linear = ∂V/∂x_b` and `angular =
@@ -398,11 +429,13 @@ pub fn principal_parts(
 /// the body). The hint is projected on the contact plane; without one (or when it is along the
 /// normal) the eigenvectors are kept.
 ///
-/// Without `lever_arms` every part carries, about its own point, the quarter torque about `c`
-/// plus `(c − p) × ¼ G`: about any centre the four are then one constraint, the region's, with
-/// no tilt stiffness of their own. That is what a curved primitive needs (a ball's contact acts
-/// through its centre, and lever arms at the cap's radius would resist its rolling); flat faces
-/// need the lever arms.
+/// Lever arms and depth shares apply only with `lever_arms` and a flat contact surface
+/// ([`FLAT_FACING`]); otherwise every part carries, about its own point, the quarter torque
+/// about `c` plus `(c − p) × ¼ G`, and equal shares: about any centre the four are then one
+/// constraint, the region's, with no tilt stiffness of their own. That is what a curved surface
+/// needs (a ball's contact acts through its centre, and lever arms at the cap's radius would
+/// resist its rolling; a nut's flanks would resist its screw motion); flat faces need the lever
+/// arms.
 #[allow(clippy::too_many_arguments)]
 pub fn principal_parts_with_hint(
     volume: f64,
@@ -474,7 +507,14 @@ pub fn principal_parts_with_hint(
             _ => 0.0,
         }
     };
-    let (k1, k2) = (TILT_WEIGHT * tilt(e1, r1), TILT_WEIGHT * tilt(e2, r2));
+    // Lever arms (and depth shares) only for a flat surface: see `FLAT_FACING`.
+    let flat = is_flat(ends, n);
+    let lever_arms = lever_arms && flat;
+    let (k1, k2) = if lever_arms {
+        (TILT_WEIGHT * tilt(e1, r1), TILT_WEIGHT * tilt(e2, r2))
+    } else {
+        (0.0, 0.0)
+    };
     // Torque about c: τ_c = τ_p + (p − c) × G.
     let tau_c = angular + (point - c).cross(linear);
     let rot = a_pose.rotation;
@@ -889,6 +929,38 @@ mod tests {
                 (p.linear, p.angular, p.point),
                 (q.linear, q.angular, q.point)
             );
+        }
+        // A curved surface (the two bottom triangles tilted 5° apart, past `FLAT_FACING`): one
+        // central constraint, each part a quarter of the region's torque about the centre and
+        // an equal share, whatever the volume centroid.
+        let tip = |c: DVec3, a: f64| {
+            (
+                c,
+                DQuat::from_rotation_x(a) * DVec3::new(0.0, 0.0, -0.5 * s * s),
+            )
+        };
+        let curved = [
+            tip(DVec3::new(s / 6.0, -s / 6.0, 0.0), 0.044),
+            tip(DVec3::new(-s / 6.0, s / 6.0, 0.0), -0.044),
+        ];
+        let curved_linear: DVec3 = curved.iter().map(|e| e.1).sum();
+        let central = principal_parts(
+            volume,
+            curved_linear,
+            angular,
+            point,
+            &curved,
+            Some(cv),
+            &frame,
+        )
+        .unwrap();
+        for p in &central {
+            let about_centre = p.angular + (p.point - c_world).cross(p.linear);
+            assert!(
+                (about_centre - r * angular * 0.25).length() < 1e-12,
+                "{p:?}"
+            );
+            assert!((p.volume - 0.25 * volume).abs() < 1e-15);
         }
         // No gradient: no parts.
         assert!(

@@ -1286,9 +1286,9 @@ fn small_obstacle_study_at_random_placements() {
 
 /// The shipped Ruina scene (`assets/scenes/ruina_wheels.json`, the example's wheels and launch,
 /// exact volume by default): after 6 s the convex wheel has rolled farther than the concave one.
-/// Measured 0.2011 m against 0.1015 m, ratio 1.98 (the 1 mm and 0.5 mm ray lattices gave 2.14
-/// and 1.99); guarded above 1.5 (docs/demos.md quotes both). Before the exact manifold's lever
-/// arms were fixed (2026-11-27) the wheels rolled 0.500 and 0.2025 m, still moving at 6 s.
+/// Measured 0.6094 m against 0.2025 m, ratio 3.01 (0.500 and 0.2025 m before the flat-face
+/// lever arms of 2026-11-27; the wheels' barely curved faces keep one central constraint per
+/// region, see `FLAT_FACING` in `mesh_volume.rs`); guarded above 2 (docs/demos.md quotes both).
 #[test]
 fn shipped_ruina_scene_convex_wheel_rolls_farther() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes");
@@ -1308,7 +1308,7 @@ fn shipped_ruina_scene_convex_wheel_rolls_farther() {
     eprintln!("ruina scene: convex {convex:.4} m, concave {concave:.4} m, ratio {ratio:.3}");
     assert!(concave > 0.05, "the concave wheel rolled {concave} m");
     assert!(
-        ratio > 1.5,
+        ratio > 2.0,
         "ratio {ratio}: convex {convex} m, concave {concave} m"
     );
 }
