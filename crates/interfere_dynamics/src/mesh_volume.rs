@@ -400,14 +400,14 @@ fn is_flat(ends: &[(DVec3, DVec3)], n: DVec3) -> bool {
 /// volume's, `V (c_V − c)·e_k`, and the surface's second moments are `λ_k Σ w`, so part
 /// `(s₁, s₂)` (at `s_k r_k` along `e_k`) gets the volume
 /// `V_q = V/4 (1 + s₁ κ₁ + s₂ κ₂)`, `κ_k = (c_V − c)·e_k / r_k` — the four points integrate an
-/// affine field exactly, so the shares still sum to `V` and their first moment is the
-/// volume's (the shares use `κ_k` at [`TILT_WEIGHT`], ½: see there). A tilted overlap (one side deeper) then gives its deep side the larger share and
-/// the position projection turns the body back, instead of lifting all four parts alike (a box
-/// resting on a mesh rocked itself up to ±4 mm). A wedge of depth `D → 0` across the surface has
-/// `κ = 1/√3`; `κ_k` is clamped to `[−1, 1]` for regions that are no height field (a thread
-/// flank wrapped around a bolt). A part whose share goes negative is speculative (the solver
-/// lets its side close the gap but not overlap within the substep). `None` for `centroid`:
-/// equal shares.
+/// affine field exactly, so the shares still sum to `V` and their first moment is the volume's
+/// (the shares use `κ_k` at [`TILT_WEIGHT`], ½: see there). A tilted overlap (one side deeper)
+/// then gives its deep side the larger share and the position projection turns the body back,
+/// instead of lifting all four parts alike (with lever arms but equal shares a cube dropped
+/// tilted on a mesh slab still moved by 1.5 mm). A wedge of depth `D → 0` across the surface has
+/// `κ = 1/√3`; `κ_k` is clamped to `[−1, 1]` for regions that are no height field. A part whose
+/// share goes negative is speculative (the solver lets its side close the gap but not overlap
+/// within the substep). `None` for `centroid`: equal shares.
 pub fn principal_parts(
     volume: f64,
     linear: DVec3,
