@@ -145,11 +145,22 @@ impl Row {
             lin.dot(m * lin)
         };
         let k = k_lin + ang_a.dot(a.inv_inertia * ang_a) + ang_b.dot(b.inv_inertia * ang_b);
+        // A row that locked axes leave next to no freedom (a normal along a locked axis, turned
+        // by rounding) is infeasible, not stiff: `1/k` of a rounding residue displaced a body by
+        // 10¹² m. `k` is compared with the row's scale with every axis free.
+        let diag = |m: DMat3| m.x_axis.x.max(m.y_axis.y).max(m.z_axis.z);
+        let scale = m.max_element() * lin.length_squared()
+            + diag(a.inv_inertia) * ang_a.length_squared()
+            + diag(b.inv_inertia) * ang_b.length_squared();
         Self {
             lin,
             ang_a,
             ang_b,
-            k_inv: if k > 1e-300 { 1.0 / k } else { 0.0 },
+            k_inv: if k > 1e-300 && k > 1e-12 * scale {
+                1.0 / k
+            } else {
+                0.0
+            },
         }
     }
     fn point(d: DVec3, ra: DVec3, rb: DVec3, a: &SBody, b: &SBody) -> Self {
@@ -456,6 +467,63 @@ impl Solver {
                     b.orientation =
                         (DQuat::from_scaled_axis(sb.dtheta) * b.orientation).normalize();
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::LockedAxes;
+    use crate::contact::VolumeContact;
+
+    /// A volume contact whose gradient lies along a locked axis but for a rounding residue
+    /// (1e-17 along a free one) is infeasible: neither the velocity phase nor the projection
+    /// moves the body (before, `1/k` of the residue threw it 10¹² m), and a feasible contact
+    /// beside it still works.
+    #[test]
+    fn rows_along_locked_axes_move_nothing() {
+        let mass = crate::mass::MassProperties {
+            volume: 0.002,
+            mass: 2.0,
+            center_of_mass: DVec3::ZERO,
+            inertia: DMat3::from_diagonal(DVec3::splat(0.1)),
+        };
+        let ground = RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap();
+        let mut body =
+            RigidBody::dynamic(&mass, DVec3::new(0.0, 0.0, 1.0), DQuat::IDENTITY).unwrap();
+        body.set_locked_axes(LockedAxes::ROTATION | LockedAxes::TRANSLATION_X);
+        let contact = |linear: DVec3, feature: u64| VolumeContact {
+            body_a: 0,
+            body_b: 1,
+            volume: 1e-3,
+            point: DVec3::new(0.0, 0.0, 1.0),
+            linear,
+            angular: DVec3::ZERO,
+            feature,
+        };
+        for (linear, moves) in [
+            (DVec3::new(-0.5, 1e-17, 0.0), false),
+            (DVec3::new(0.0, -0.5, 0.0), true),
+        ] {
+            let mut bodies = vec![ground.clone(), body.clone()];
+            let contacts = Contacts {
+                points: Vec::new(),
+                volumes: vec![contact(linear, 1)],
+            };
+            let start = vec![(DVec3::ZERO, DVec3::ZERO); 2];
+            let mut solver = Solver::new(SolverSettings::default());
+            solver.solve_velocities(&mut bodies, &contacts, &start, 1.0 / 60.0);
+            solver.stabilize_positions(&mut bodies, 1.0 / 60.0);
+            let moved = bodies[1].position - DVec3::new(0.0, 0.0, 1.0);
+            assert!(moved.is_finite(), "{moved}");
+            if moves {
+                // Pushed along +y, out of the volume, by a bounded step.
+                assert!(moved.y > 0.0 && moved.length() < 0.1, "{moved}");
+            } else {
+                assert_eq!(moved, DVec3::ZERO);
+                assert_eq!(bodies[1].linear_velocity, DVec3::ZERO);
             }
         }
     }
