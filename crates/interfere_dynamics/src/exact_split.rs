@@ -21,7 +21,6 @@ pub fn feature_key(a: BodyId, b: BodyId, region: usize, quadrant: u8) -> u64 {
 /// positive volume) as four parts at the principal radii of its contact surface
 /// ([`exact_parts`]).
 pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
-    // Mesh–mesh: flat faces.
     let (volume, linear, angular, point, _) = exact_totals(r, pa);
     c.volume = volume;
     c.linear = linear;
@@ -55,9 +54,11 @@ pub fn exact_totals(r: &ExactResult, pa: &DPose) -> (f64, DVec3, DVec3, DVec3, f
 /// The volume contacts of an exact result in A's frame (`pa`: A's mesh pose) between bodies `a`
 /// and `b`: each region `k` with a positive volume as four parts at the principal radii of its
 /// contact surface ([`crate::mesh_volume::principal_parts_with_hint`]), feature region
-/// `region_base + k`. `flat`: the surfaces are flat-faced (meshes, cuboids), so the parts get
-/// lever arms and depth shares from the region's volume centroid; otherwise (the tessellation of
-/// a curved primitive) each region is one central constraint in four equal parts.
+/// `region_base + k`. `flat`: the surfaces are flat-faced (meshes, cuboids), so a region whose
+/// contact surface is flat gets parts with lever arms and depth shares from its volume centroid
+/// (a curved one keeps one central constraint: [`crate::mesh_volume::principal_parts_with_hint`]);
+/// otherwise (the tessellation of a curved primitive) every region is one central constraint in
+/// four equal parts.
 pub fn exact_parts(
     a: BodyId,
     b: BodyId,

@@ -77,9 +77,9 @@ enum Piece<'a> {
 
 impl Piece<'_> {
     /// Whether its surface is made of flat faces (a mesh or a cuboid): its exact contact
-    /// regions get parts with lever arms and depth shares
-    /// ([`crate::mesh_volume::principal_parts_with_hint`]); a curved primitive's tessellation
-    /// keeps one central constraint per region.
+    /// regions may get parts with lever arms and depth shares, where their contact surface is
+    /// flat ([`crate::mesh_volume::principal_parts_with_hint`]); a curved primitive's
+    /// tessellation keeps one central constraint per region.
     fn flat_faced(&self) -> bool {
         match self {
             Piece::Part(_, p, _) => matches!(p.primitive(), Primitive::Cuboid { .. }),

@@ -662,26 +662,24 @@ pub(crate) fn assemble(
             reg.area_b += el.area;
             reg.moment_b += el.moment;
         }
-        {
-            // Find or make the part (piece p, region r): a short chain per piece.
-            let mut i = first_part[p];
-            while i != NONE && parts[i as usize].region != r {
-                i = parts[i as usize].next;
-            }
-            if i == NONE {
-                i = parts.len() as u32;
-                parts.push(Part {
-                    piece: p as u32,
-                    region: r,
-                    next: first_part[p],
-                    area: DVec3::ZERO,
-                    moment: DVec3::ZERO,
-                });
-                first_part[p] = i;
-            }
-            parts[i as usize].area += el.area;
-            parts[i as usize].moment += el.moment;
+        // Find or make the part (piece p, region r): a short chain per piece.
+        let mut i = first_part[p];
+        while i != NONE && parts[i as usize].region != r {
+            i = parts[i as usize].next;
         }
+        if i == NONE {
+            i = parts.len() as u32;
+            parts.push(Part {
+                piece: p as u32,
+                region: r,
+                next: first_part[p],
+                area: DVec3::ZERO,
+                moment: DVec3::ZERO,
+            });
+            first_part[p] = i;
+        }
+        parts[i as usize].area += el.area;
+        parts[i as usize].moment += el.moment;
     }
     for part in &parts {
         let reg = &mut regions[part.region];
@@ -711,9 +709,9 @@ pub(crate) fn assemble(
         // volume, area, moment about the origin, weight, weighted point, first moment of the
         // volume about the origin (in A's frame)
         let (r, t) = placed.frame(m);
-        let first = sums.placed_first_moment(r, t, origin);
         let area = r * sums.area;
         let volume = sums.volume + (t - origin).dot(area) / 3.0;
+        let first = sums.placed_first_moment(r, t, origin, volume);
         let moment = r * sums.moment + (t - origin).cross(area);
         let weighted = r * sums.weighted_centroid + t * sums.abs_area;
         (volume, area, moment, sums.abs_area, weighted, first)

@@ -114,10 +114,15 @@ impl TriangleSums {
     /// The first moment `∫ (x − o) dV` of the cones from `o` over these triangles placed by
     /// `x ↦ r x + t`: per triangle `v' ¾ (c' − o)` with `v' = v + ⅓ d·(r s)`, `c' = r c + t`,
     /// `d = t − o`, which sums to `¾ (r Σ v c + d V' + ⅓ r (Σ c sᵀ) rᵀ d)` with `V'` the placed
-    /// cone volume `Σ v + ⅓ d·(r Σ s)`.
-    pub(crate) fn placed_first_moment(&self, r: DMat3, t: DVec3, o: DVec3) -> DVec3 {
+    /// cone volume `Σ v + ⅓ d·(r Σ s)` (`placed_volume`, which the caller has already).
+    pub(crate) fn placed_first_moment(
+        &self,
+        r: DMat3,
+        t: DVec3,
+        o: DVec3,
+        placed_volume: f64,
+    ) -> DVec3 {
         let d = t - o;
-        let placed_volume = self.volume + d.dot(r * self.area) / 3.0;
         0.75 * (r * self.first_moment
             + d * placed_volume
             + r * (self.centroid_area * (r.transpose() * d)) / 3.0)
