@@ -49,6 +49,8 @@ pub mod small_obstacle;
 pub mod solver;
 pub mod stage;
 pub mod stats;
+#[cfg(test)]
+mod test_bodies;
 pub mod volume_stage;
 pub mod world;
 

@@ -5,6 +5,7 @@
 //! queries against the parts' own geometry.
 
 use crate::narrow_phase::exact_pair;
+use crate::test_bodies::{add_ground, add_shape, add_slab, at};
 use crate::volume_stage::pair_contact;
 use crate::*;
 use interfere_geometry::glam::{DMat3, DQuat, DVec3, Vec3};
@@ -30,10 +31,6 @@ fn pose(rotation: DQuat, translation: DVec3) -> DPose {
     }
 }
 
-fn at(translation: DVec3) -> DPose {
-    pose(DQuat::IDENTITY, translation)
-}
-
 fn part(shape: &Arc<MeshShape>, pose: DPose) -> MeshPart {
     MeshPart {
         shape: shape.clone(),
@@ -41,24 +38,9 @@ fn part(shape: &Arc<MeshShape>, pose: DPose) -> MeshPart {
     }
 }
 
-/// A body of `shape` whose collider frame is at `origin` (gravity off unless `gravity`).
+/// A dynamic body of `shape` at [`DENSITY`] whose collider frame is at `origin`.
 fn add(sim: &mut Simulation, shape: &Shape, origin: DVec3, rotation: DQuat) -> BodyHandle {
-    let body = RigidBody::dynamic(&shape.mass_at(DENSITY).unwrap(), origin, rotation).unwrap();
-    sim.insert(body, Some(Collider::from_shape(shape.clone())))
-        .unwrap()
-}
-
-fn add_ground(sim: &mut Simulation) -> BodyHandle {
-    let body = RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap();
-    let half = HalfSpace::new(DVec3::Z, DVec3::ZERO).unwrap();
-    sim.insert(body, Some(Collider::half_space(half))).unwrap()
-}
-
-/// A static mesh slab (half extents 3 × 3 × 0.5) with its top face at `z = top`.
-fn add_slab(sim: &mut Simulation, top: f64) -> BodyHandle {
-    let slab = mesh(cuboid(Vec3::new(3.0, 3.0, 0.5)).unwrap());
-    let body = RigidBody::fixed(DVec3::new(0.0, 0.0, top - 0.5), DQuat::IDENTITY).unwrap();
-    sim.insert(body, Some(Collider::mesh(slab))).unwrap()
+    add_shape(sim, shape, DENSITY, origin, rotation)
 }
 
 fn weightless() -> Simulation {

@@ -4,10 +4,10 @@
 //! spatial queries against closed-form hits and containment.
 
 use crate::narrow_phase::exact_pair;
+use crate::test_bodies::{add_ground, add_shape, add_slab, at};
 use crate::volume_stage::pair_contact;
 use crate::*;
 use interfere_geometry::glam::{DMat3, DQuat, DVec3};
-use interfere_geometry::shapes::cuboid;
 use interfere_geometry::{CompoundPart, DPose};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -29,33 +29,7 @@ fn dynamic_body(shape: &Shape, at: DVec3, rot: DQuat) -> RigidBody {
 }
 
 fn add_dynamic(sim: &mut Simulation, shape: &Shape, at: DVec3) -> BodyHandle {
-    let b = dynamic_body(shape, at, DQuat::IDENTITY);
-    sim.insert(b, Some(Collider::from_shape(shape.clone())))
-        .unwrap()
-}
-
-/// The half-space `z ≤ 0` on a static body.
-fn add_ground(sim: &mut Simulation) -> BodyHandle {
-    let body = RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap();
-    let half = HalfSpace::new(DVec3::Z, DVec3::ZERO).unwrap();
-    sim.insert(body, Some(Collider::half_space(half))).unwrap()
-}
-
-/// A static mesh slab with its top face at `z = 0` (12 triangles).
-fn add_slab(sim: &mut Simulation) -> BodyHandle {
-    let slab = Arc::new(
-        MeshShape::new(cuboid(interfere_geometry::glam::Vec3::new(3.0, 3.0, 0.5)).unwrap())
-            .unwrap(),
-    );
-    let body = RigidBody::fixed(DVec3::new(0.0, 0.0, -0.5), DQuat::IDENTITY).unwrap();
-    sim.insert(body, Some(Collider::mesh(slab))).unwrap()
-}
-
-fn at(translation: DVec3) -> DPose {
-    DPose {
-        rotation: DMat3::IDENTITY,
-        translation,
-    }
+    add_shape(sim, shape, DENSITY, at, DQuat::IDENTITY)
 }
 
 fn energy(sim: &Simulation) -> f64 {
@@ -260,7 +234,7 @@ fn primitive_contact_volumes_match_closed_forms() {
 fn drop_on(shape: &Shape, slab: bool, z0: f64, steps: usize) -> (Vec<f64>, f64) {
     let mut sim = Simulation::new(SimulationSettings::default()).unwrap();
     if slab {
-        add_slab(&mut sim);
+        add_slab(&mut sim, 0.0);
     } else {
         add_ground(&mut sim);
     }
