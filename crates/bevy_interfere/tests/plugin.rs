@@ -1607,6 +1607,55 @@ fn bodies_follow_their_parents() {
     );
 }
 
+/// Two children of `body` carrying `collider`, each at `x = −d` in its parent's frame: one
+/// directly, one under an intermediate entity without a collider turned about y by 180° (so at
+/// `x = +d` in the body's frame). Returns the two collider entities.
+fn mirrored_children(app: &mut App, body: Entity, d: f32, collider: Collider) -> (Entity, Entity) {
+    let direct = app
+        .world_mut()
+        .spawn((
+            collider.clone(),
+            Transform::from_xyz(-d, 0.0, 0.0),
+            ChildOf(body),
+        ))
+        .id();
+    let holder = app
+        .world_mut()
+        .spawn((
+            Transform::from_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
+            ChildOf(body),
+        ))
+        .id();
+    let turned = app
+        .world_mut()
+        .spawn((collider, Transform::from_xyz(-d, 0.0, 0.0), ChildOf(holder)))
+        .id();
+    (direct, turned)
+}
+
+/// Runs 150 updates; whether a contact message named `body` and `ground` as the pair.
+fn settle_naming(app: &mut App, body: Entity, ground: Entity) -> bool {
+    let mut contacts = Inbox::<ContactMessage>::new();
+    for _ in 0..150 {
+        app.update();
+        contacts.drain(app);
+    }
+    contacts
+        .got
+        .iter()
+        .any(|c| (c.a == body && c.b == ground) || (c.a == ground && c.b == body))
+}
+
+/// The diagonal of `i` against `want`, each within `rel` times `want[1]`.
+fn assert_inertia_diagonal(i: bevy::math::DMat3, want: [f64; 3], rel: f64) {
+    for k in 0..3 {
+        assert!(
+            (i.col(k)[k] - want[k]).abs() < rel * want[1],
+            "inertia {i} against the diagonal {want:?}"
+        );
+    }
+}
+
 /// Colliders on child entities (one through an intermediate entity without a collider) become
 /// one compound body of their rigid ancestor: its mass and inertia are the parts' sums (two
 /// balls: `2ρ·4/3πr³`, each ball `2/5 m r²` about its centre plus `m d²` off the axis, computed
@@ -1625,34 +1674,10 @@ fn child_colliders_form_one_compound_body() {
             NeverSleep,
         ))
         .id();
-    app.world_mut().spawn((
-        Collider::sphere(r as f32),
-        Transform::from_xyz(-d as f32, 0.0, 0.0),
-        ChildOf(body),
-    ));
     // The second ball sits under an intermediate entity turned about y by 180°.
-    let holder = app
-        .world_mut()
-        .spawn((
-            Transform::from_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
-            ChildOf(body),
-        ))
-        .id();
-    app.world_mut().spawn((
-        Collider::sphere(r as f32),
-        Transform::from_xyz(-d as f32, 0.0, 0.0),
-        ChildOf(holder),
-    ));
+    mirrored_children(&mut app, body, d as f32, Collider::sphere(r as f32));
     until_joined(&mut app, &[g, body]);
-    let mut contacts = Inbox::<ContactMessage>::new();
-    for _ in 0..150 {
-        app.update();
-        contacts.drain(&app);
-    }
-    let named_body = contacts
-        .got
-        .iter()
-        .any(|c| (c.a == body && c.b == g) || (c.a == g && c.b == body));
+    let named_body = settle_naming(&mut app, body, g);
     let pw = app.world().resource::<PhysicsWorld>();
     let b = pw.body(body).expect("the compound body is simulated");
     let ball = 1000.0 * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3);
@@ -1669,12 +1694,7 @@ fn child_colliders_form_one_compound_body() {
         2.0 * (own + ball * d * d),
         2.0 * (own + ball * d * d),
     ];
-    for k in 0..3 {
-        assert!(
-            (i.col(k)[k] - want[k]).abs() < 1e-6 * want[1],
-            "inertia {i} against the diagonal {want:?}"
-        );
-    }
+    assert_inertia_diagonal(i, want, 1e-6);
     assert!(
         (b.position.y - r).abs() < 2e-3,
         "the dumbbell rests on its balls: centre at {}",
@@ -1716,39 +1736,14 @@ fn child_mesh_colliders_join_their_body() {
             NeverSleep,
         ))
         .id();
-    let left = app
-        .world_mut()
-        .spawn((
-            Collider::cuboid_mesh(Vec3::splat(h as f32)),
-            Transform::from_xyz(-d as f32, 0.0, 0.0),
-            ChildOf(body),
-        ))
-        .id();
-    let holder = app
-        .world_mut()
-        .spawn((
-            Transform::from_rotation(Quat::from_rotation_y(std::f32::consts::PI)),
-            ChildOf(body),
-        ))
-        .id();
-    let right = app
-        .world_mut()
-        .spawn((
-            Collider::cuboid_mesh(Vec3::splat(h as f32)),
-            Transform::from_xyz(-d as f32, 0.0, 0.0),
-            ChildOf(holder),
-        ))
-        .id();
+    let (left, right) = mirrored_children(
+        &mut app,
+        body,
+        d as f32,
+        Collider::cuboid_mesh(Vec3::splat(h as f32)),
+    );
     until_joined(&mut app, &[body]);
-    let mut contacts = Inbox::<ContactMessage>::new();
-    for _ in 0..150 {
-        app.update();
-        contacts.drain(&app);
-    }
-    let named_body = contacts
-        .got
-        .iter()
-        .any(|c| (c.a == body && c.b == g) || (c.a == g && c.b == body));
+    let named_body = settle_naming(&mut app, body, g);
     let pw = app.world().resource::<PhysicsWorld>();
     let b = pw.body(body).expect("the compound body is simulated");
     let cube = 1000.0 * 8.0 * h.powi(3);
@@ -1767,12 +1762,7 @@ fn child_mesh_colliders_join_their_body() {
         2.0 * (own_cube + cube * d * d) + own_ball,
     ];
     let i = b.inertia_local();
-    for k in 0..3 {
-        assert!(
-            (i.col(k)[k] - want[k]).abs() < 1e-5 * want[1],
-            "inertia {i} against the diagonal {want:?}"
-        );
-    }
+    assert_inertia_diagonal(i, want, 1e-5);
     assert!(
         (b.position.y - h).abs() < 2e-3,
         "the body rests on its boxes: centre at {}",
