@@ -2,7 +2,7 @@
 
 use crate::{
     Args, BodyState, ColliderKind, DENSITY, EngineRun, FIXED_HZ, GRAVITY, SLAB_FRICTION, SLAB_TOP,
-    SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, SUBSTEPS, run_frames, scene, shape, to_bevy,
+    SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, SUBSTEPS, build_colliders, run_frames, scene, shape,
 };
 use avian3d::collision::CollisionDiagnostics;
 use avian3d::dynamics::solver::SolverDiagnostics;
@@ -57,41 +57,27 @@ fn step_end(
 }
 
 pub fn run(args: &Args) -> Result<EngineRun, String> {
-    // One collider per shape kind, built once and shared by every body of that kind (as a game
-    // would), with its construction time and its number of convex pieces.
-    let mut colliders = Vec::new();
-    let mut shapes = Vec::new();
-    let mut collider_build_ms = 0.0;
-    for k in 0..4 {
-        let (solid, name) = shape(k);
-        let vertices: Vec<Vec3> = solid.vertices().iter().copied().map(to_bevy).collect();
-        let indices: Vec<[u32; 3]> = solid.triangles().to_vec();
-        let started = Instant::now();
-        let collider = match args.collider {
-            ColliderKind::Trimesh => Collider::try_trimesh(vertices, indices)
-                .map_err(|e| format!("avian: {name}: trimesh failed: {e:?}"))?,
-            _ if args.decomposes(name) => Collider::convex_decomposition_with_config(
-                vertices,
-                indices,
-                VhacdParameters::default(),
-            ),
-            _ => Collider::convex_hull(vertices)
-                .ok_or_else(|| format!("avian: {name}: convex hull failed"))?,
-        };
-        let build_ms = started.elapsed().as_secs_f64() * 1e3;
-        collider_build_ms += build_ms;
-        let pieces = collider
-            .shape()
-            .as_compound()
-            .map_or(1, |c| c.shapes().len());
-        shapes.push(serde_json::json!({
-            "name": name,
-            "triangles": solid.triangle_count(),
-            "convex_pieces": pieces,
-            "collider_build_ms": build_ms,
-        }));
-        colliders.push(collider);
-    }
+    let (colliders, shapes, collider_build_ms) = build_colliders(
+        |name, vertices, indices| {
+            Ok(match args.collider {
+                ColliderKind::Trimesh => Collider::try_trimesh(vertices, indices)
+                    .map_err(|e| format!("avian: {name}: trimesh failed: {e:?}"))?,
+                _ if args.decomposes(name) => Collider::convex_decomposition_with_config(
+                    vertices,
+                    indices,
+                    VhacdParameters::default(),
+                ),
+                _ => Collider::convex_hull(vertices)
+                    .ok_or_else(|| format!("avian: {name}: convex hull failed"))?,
+            })
+        },
+        |collider: &Collider| {
+            collider
+                .shape()
+                .as_compound()
+                .map_or(1, |c| c.shapes().len())
+        },
+    )?;
 
     let setup_started = Instant::now();
     let mut app = App::new();

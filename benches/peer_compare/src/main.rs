@@ -81,6 +81,36 @@ pub fn to_bevy(v: interfere_geometry::glam::Vec3) -> Vec3 {
     Vec3::from_array(v.to_array())
 }
 
+/// The colliders of one engine: one per shape kind, built once and shared by every body of that
+/// kind (as a game would), with each one's report entry (triangles, convex pieces, build time)
+/// and the total build time. `build(name, vertices, indices)` makes a collider the engine's
+/// way; `pieces` counts its convex pieces.
+pub fn build_colliders<C>(
+    build: impl Fn(&'static str, Vec<Vec3>, Vec<[u32; 3]>) -> Result<C, String>,
+    pieces: impl Fn(&C) -> usize,
+) -> Result<(Vec<C>, Vec<serde_json::Value>, f64), String> {
+    let mut colliders = Vec::new();
+    let mut shapes = Vec::new();
+    let mut collider_build_ms = 0.0;
+    for k in 0..4 {
+        let (solid, name) = shape(k);
+        let vertices: Vec<Vec3> = solid.vertices().iter().copied().map(to_bevy).collect();
+        let indices: Vec<[u32; 3]> = solid.triangles().to_vec();
+        let started = Instant::now();
+        let collider = build(name, vertices, indices)?;
+        let build_ms = started.elapsed().as_secs_f64() * 1e3;
+        collider_build_ms += build_ms;
+        shapes.push(serde_json::json!({
+            "name": name,
+            "triangles": solid.triangle_count(),
+            "convex_pieces": pieces(&collider),
+            "collider_build_ms": build_ms,
+        }));
+        colliders.push(collider);
+    }
+    Ok((colliders, shapes, collider_build_ms))
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ColliderKind {
     Hull,
