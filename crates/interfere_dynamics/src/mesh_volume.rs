@@ -508,8 +508,7 @@ pub fn principal_parts_with_hint(
         }
     };
     // Lever arms (and depth shares) only for a flat surface: see `FLAT_FACING`.
-    let flat = is_flat(ends, n);
-    let lever_arms = lever_arms && flat;
+    let lever_arms = lever_arms && is_flat(ends, n);
     let (k1, k2) = if lever_arms {
         (TILT_WEIGHT * tilt(e1, r1), TILT_WEIGHT * tilt(e2, r2))
     } else {
