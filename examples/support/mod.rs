@@ -276,8 +276,7 @@ pub fn run(mut app: App, args: &DemoArgs, report: impl FnOnce(&mut World) -> ser
     let render_all = args.flag("--render-every-frame");
     let started = std::time::Instant::now();
     let mut frame_ms = Vec::with_capacity(args.frames as usize);
-    let mut progress =
-        interfere_dynamics::progress::Progress::new("frames", u64::from(args.frames));
+    let mut progress = interfere_cli::progress::Progress::new("frames", u64::from(args.frames));
     for frame_index in 0..args.frames {
         let frame = std::time::Instant::now();
         app.update();

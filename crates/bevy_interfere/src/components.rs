@@ -298,6 +298,9 @@ impl Default for MaxAngularSpeed {
 /// there, and its velocity along them is zeroed). Bits 0–2 lock translation along x, y, z; bits
 /// 3–5 rotation about x, y, z.
 ///
+/// The ECS wrapper of [`interfere_dynamics::LockedAxes`] (the simulation's own type, which the
+/// mirror builds from these bits every step), with builder methods and Bevy reflection.
+///
 /// ```
 /// # use bevy_interfere::LockedAxes;
 /// // A character that only turns about the vertical axis.

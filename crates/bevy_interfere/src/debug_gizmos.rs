@@ -21,7 +21,7 @@ use crate::world::PhysicsWorld;
 use bevy::gizmos::config::{GizmoConfigGroup, GizmoConfigStore};
 use bevy::prelude::*;
 use interfere_dynamics::Shape;
-use interfere_dynamics::volume_stage::sampled_volume;
+use interfere_dynamics::sampled_volume;
 use interfere_geometry::glam::{DMat3, DVec3};
 use interfere_geometry::primitives::Primitive;
 use interfere_geometry::{DPose, VolumeResult};

@@ -1,7 +1,7 @@
 //! Mirroring the driving components ([`ExternalForce`], [`ExternalTorque`], [`ExternalImpulse`],
 //! [`ExternalAngularImpulse`], [`LinearDamping`], [`AngularDamping`], [`LockedAxes`],
 //! [`GravityScale`], [`MaxLinearSpeed`], [`MaxAngularSpeed`]) into the simulation, right after
-//! [`crate::sync`] and before every fixed step (the model is `interfere_dynamics::forces`).
+//! [`crate::sync`] and before every fixed step (the model is `interfere_dynamics/src/simulation/forces.rs`).
 //!
 //! Every body's wanted values are computed from its components (defaults where absent, so
 //! removing a component restores the default) and set only where they differ from the simulated
@@ -16,7 +16,7 @@ use crate::components::*;
 use crate::world::PhysicsWorld;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
-use interfere_dynamics::{LockedAxes as DynLocked, RigidBody as DynBody};
+use interfere_dynamics::Body;
 
 type DriveQueryData = (
     Entity,
@@ -33,13 +33,13 @@ type DriveQueryData = (
 );
 
 /// A vector given in the body's axes (`local`) or the world's, in world axes.
-fn world_vector(body: &DynBody, v: Vec3, local: bool) -> bevy::math::DVec3 {
+fn world_vector(body: &Body, v: Vec3, local: bool) -> bevy::math::DVec3 {
     let v = v.as_dvec3();
     if local { body.orientation * v } else { v }
 }
 
 /// A point given in the body's frame (`local`) or the world's, in world coordinates.
-fn world_point(body: &DynBody, p: Vec3, local: bool) -> bevy::math::DVec3 {
+fn world_point(body: &Body, p: Vec3, local: bool) -> bevy::math::DVec3 {
     let p = p.as_dvec3();
     if local {
         body.mesh_pose().transform_dpoint(p)
@@ -115,7 +115,7 @@ pub(crate) fn sync_drives(
             max_lin.copied().unwrap_or_default().0 as f64,
             max_ang.copied().unwrap_or_default().0 as f64,
         );
-        let locks = DynLocked::from_bits(locked.map_or(0, |l| l.0));
+        let locks = interfere_dynamics::LockedAxes::from_bits(locked.map_or(0, |l| l.0));
         let now = (
             body.force(),
             body.torque(),

@@ -1,5 +1,5 @@
 //! Collision layers and sensors, as components mirrored into the body's collider
-//! (`interfere_dynamics::Collider::{layers, sensor}`) before every step: the broad phase pairs
+//! (`interfere_dynamics::BodyShape::{layers, sensor}`) before every step: the broad phase pairs
 //! only bodies whose layers interact, the spatial queries ([`crate::SpatialQuery`]) filter by
 //! them, and a sensor's contacts are reported ([`crate::ContactMessage::sensor`]) but exert no
 //! force. Changing either on a living body updates its collider in place (no rebuild).
@@ -51,6 +51,9 @@ impl std::ops::BitOr for LayerMask {
 /// Which collision groups a body is in (`memberships`) and which it collides with (`filters`):
 /// two bodies interact when each one's memberships meet the other's filters. Without the
 /// component a body is in every group and collides with every group.
+///
+/// The ECS wrapper of [`interfere_dynamics::CollisionLayers`] (the simulation's own type, which the
+/// mirror converts this into every step), with [`LayerMask`]s and Bevy reflection.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Component, Debug, Default, PartialEq)]
 pub struct CollisionLayers {

@@ -36,6 +36,7 @@ pub mod collider;
 pub mod components;
 pub mod debug_gizmos;
 mod forces;
+#[cfg(feature = "gpu")]
 pub mod gpu_backend;
 pub mod interpolation;
 pub mod layers;
@@ -58,6 +59,7 @@ pub use components::{
     Sleeping,
 };
 pub use debug_gizmos::{InterfereDebugPlugin, InterfereGizmos};
+#[cfg(feature = "gpu")]
 pub use gpu_backend::{
     GpuBackendPlugin, GpuJobDevice, GpuSettings, GpuSupport, InterfereGpuContext,
 };
@@ -154,6 +156,7 @@ impl Plugin for PhysicsPlugin {
             .init_resource::<Backend>()
             .init_resource::<ContactBackends>()
             .init_resource::<collider::ShapeCache>()
+            .init_resource::<sync::Mirror>()
             .register_type::<RigidBody>()
             .register_type::<LinearVelocity>()
             .register_type::<AngularVelocity>()
@@ -196,7 +199,10 @@ impl Plugin for PhysicsPlugin {
                     (
                         collider::prepare_colliders,
                         ApplyDeferred,
-                        sync::sync_bodies,
+                        sync::sync_settings,
+                        sync::remove::remove_bodies,
+                        sync::insert::insert_bodies,
+                        sync::change::change_bodies,
                         forces::sync_drives,
                     )
                         .chain()
@@ -219,10 +225,11 @@ pub struct InterferePlugins;
 
 impl PluginGroup for InterferePlugins {
     fn build(self) -> PluginGroupBuilder {
-        PluginGroupBuilder::start::<Self>()
+        let group = PluginGroupBuilder::start::<Self>()
             .add(PhysicsPlugin::default())
-            .add(InterpolationPlugin)
-            .add(GpuBackendPlugin)
-            .add(InterfereDebugPlugin)
+            .add(InterpolationPlugin);
+        #[cfg(feature = "gpu")]
+        let group = group.add(GpuBackendPlugin);
+        group.add(InterfereDebugPlugin)
     }
 }

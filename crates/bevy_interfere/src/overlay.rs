@@ -8,6 +8,7 @@
 
 use crate::components::{AngularVelocity, LinearVelocity, RigidBody, Sleeping};
 use crate::debug_gizmos::InterfereGizmos;
+#[cfg(feature = "gpu")]
 use crate::gpu_backend::{GpuSettings, GpuSupport};
 use crate::settings::{Backend, PhysicsSettings, PhysicsStats};
 use crate::world::PhysicsWorld;
@@ -142,6 +143,51 @@ type BodyView<'a> = (
     Has<Sleeping>,
 );
 
+/// The GPU backend's resources the panel reads and edits.
+#[cfg(feature = "gpu")]
+type GpuParams<'w> = (Option<Res<'w, GpuSupport>>, Option<ResMut<'w, GpuSettings>>);
+/// Built without the `gpu` feature: nothing to show.
+#[cfg(not(feature = "gpu"))]
+type GpuParams<'w> = ();
+
+/// Which adapter the GPU backends run on, or why they cannot.
+#[cfg(feature = "gpu")]
+fn gpu_status(ui: &mut egui::Ui, (support, _): &GpuParams<'_>) {
+    if let Some(s) = support {
+        match (&s.adapter, &s.unavailable) {
+            (_, Some(why)) => ui.colored_label(egui::Color32::LIGHT_RED, why),
+            (Some(a), None) => ui.label(format!("GPU: {a}")),
+            (None, None) => ui.label("GPU: not set up yet"),
+        };
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_status(ui: &mut egui::Ui, _: &GpuParams<'_>) {
+    ui.label("GPU: not built (the `gpu` feature is off)");
+}
+
+/// The GPU backends' resolution, ray spacing and exact confirmation.
+#[cfg(feature = "gpu")]
+fn gpu_controls(ui: &mut egui::Ui, (_, gpu_settings): GpuParams<'_>) {
+    if let Some(mut gpu) = gpu_settings {
+        ui.add(
+            egui::Slider::new(&mut gpu.cinder_resolution, 32..=2048)
+                .logarithmic(true)
+                .text("CInDeR resolution"),
+        );
+        ui.add(
+            egui::Slider::new(&mut gpu.volume_spacing, 0.01..=0.5)
+                .logarithmic(true)
+                .text("GPU ray spacing (× size)"),
+        );
+        ui.checkbox(&mut gpu.exact_confirm, "confirm GPU pairs exactly");
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_controls(_: &mut egui::Ui, _: GpuParams<'_>) {}
+
 #[allow(clippy::too_many_arguments)]
 fn panel(
     mut contexts: EguiContexts,
@@ -149,8 +195,7 @@ fn panel(
     mut settings: ResMut<PhysicsSettings>,
     mut backend: ResMut<Backend>,
     stats: Res<PhysicsStats>,
-    support: Option<Res<GpuSupport>>,
-    gpu_settings: Option<ResMut<GpuSettings>>,
+    gpu: GpuParams<'_>,
     pw: Res<PhysicsWorld>,
     gizmo_store: Option<ResMut<GizmoConfigStore>>,
     bodies: Query<BodyView<'static>>,
@@ -166,27 +211,9 @@ fn panel(
                     ui.radio_value(&mut *backend, b, b.name());
                 }
             });
-            if let Some(s) = &support {
-                match (&s.adapter, &s.unavailable) {
-                    (_, Some(why)) => ui.colored_label(egui::Color32::LIGHT_RED, why),
-                    (Some(a), None) => ui.label(format!("GPU: {a}")),
-                    (None, None) => ui.label("GPU: not set up yet"),
-                };
-            }
+            gpu_status(ui, &gpu);
             volume_sampling_controls(ui, &mut settings);
-            if let Some(mut gpu) = gpu_settings {
-                ui.add(
-                    egui::Slider::new(&mut gpu.cinder_resolution, 32..=2048)
-                        .logarithmic(true)
-                        .text("CInDeR resolution"),
-                );
-                ui.add(
-                    egui::Slider::new(&mut gpu.volume_spacing, 0.01..=0.5)
-                        .logarithmic(true)
-                        .text("GPU ray spacing (× size)"),
-                );
-                ui.checkbox(&mut gpu.exact_confirm, "confirm GPU pairs exactly");
-            }
+            gpu_controls(ui, gpu);
             ui.checkbox(
                 &mut settings.all_triangle_pairs,
                 "report all triangle pairs",

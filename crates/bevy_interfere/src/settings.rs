@@ -3,8 +3,8 @@
 
 use bevy::prelude::*;
 use interfere_dynamics::{
-    ContactSettings, SimulationSettings, SleepSettings, SolverSettings, StepStats, VolumeMethod,
-    WorldSettings,
+    ContactSettings, SimulationSettings, SleepSettings, SolverSettings, StepSettings, StepStats,
+    VolumeMethod,
 };
 
 /// Where the contact stage (narrow phase and volumes) runs. Selectable at run time, in either
@@ -90,7 +90,7 @@ impl PhysicsSettings {
     /// The simulation settings for a fixed step of `dt` seconds.
     pub fn simulation(&self, dt: f64) -> SimulationSettings {
         SimulationSettings {
-            world: WorldSettings {
+            world: StepSettings {
                 gravity: self.gravity.as_dvec3(),
                 dt,
                 substeps: self.substeps.max(1),

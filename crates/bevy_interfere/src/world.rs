@@ -7,9 +7,7 @@ use crate::collider::ColliderShape;
 use crate::components::RigidBody;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
-use interfere_dynamics::{
-    BodyHandle, BodyId, PairContact, RigidBody as DynBody, Simulation, SimulationSettings,
-};
+use interfere_dynamics::{Body, BodyHandle, BodyId, PairContact, Simulation, SimulationSettings};
 
 /// What the plugin remembers of one entity's body.
 #[derive(Clone, Debug)]
@@ -89,13 +87,13 @@ impl PhysicsWorld {
     }
 
     /// The simulated body of `entity` (`f64` state).
-    pub fn body(&self, entity: Entity) -> Option<&DynBody> {
+    pub fn body(&self, entity: Entity) -> Option<&Body> {
         self.sim.body(self.handle(entity)?)
     }
 
     /// The collider of `entity`'s body as the simulation has it (for a body with collider
     /// children: the compound they form).
-    pub fn collider(&self, entity: Entity) -> Option<&interfere_dynamics::Collider> {
+    pub fn collider(&self, entity: Entity) -> Option<&interfere_dynamics::BodyShape> {
         self.sim.collider(self.handle(entity)?)
     }
 

@@ -8,7 +8,9 @@ use bevy::mesh::{Mesh, Meshable};
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_interfere::prelude::*;
-use bevy_interfere::{ColliderError, ColliderShape, GpuSupport, InterfereGpuContext, PhysicsWorld};
+use bevy_interfere::{
+    ColliderError, ColliderShape, GpuBackendPlugin, GpuSupport, InterfereGpuContext, PhysicsWorld,
+};
 use interfere_gpu::testing::gpu_or_skip;
 use std::sync::Arc;
 
@@ -299,6 +301,31 @@ fn gpu_backend_without_device_falls_back_to_cpu() {
     }
     let y = app.world().get::<Transform>(b).unwrap().translation.y;
     assert!((y - 0.25).abs() < 0.02, "fell back but box at {y}");
+}
+
+/// What a build without the `gpu` feature does: `InterferePlugins` has no `GpuBackendPlugin`, so a
+/// GPU backend selected anyway has no stage registered; the step warns, selects the CPU and the
+/// box rests as on the CPU backend.
+#[test]
+fn gpu_backend_without_its_plugin_steps_on_the_cpu() {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins, AssetPlugin::default()))
+        .init_asset::<Mesh>()
+        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
+        .insert_resource(Backend::Gpu)
+        .add_plugins(InterferePlugins.build().disable::<GpuBackendPlugin>());
+    app.finish();
+    app.cleanup();
+    let g = ground(&mut app);
+    let b = falling_box(&mut app, 0.6);
+    until_joined(&mut app, &[g, b]);
+    for _ in 0..64 {
+        app.update();
+    }
+    assert_eq!(*app.world().resource::<Backend>(), Backend::Cpu);
+    assert_eq!(app.world().resource::<PhysicsStats>().backend, Backend::Cpu);
+    let y = app.world().get::<Transform>(b).unwrap().translation.y;
+    assert!((y - 0.25).abs() < 0.02, "stepped on the CPU but box at {y}");
 }
 
 #[test]

@@ -6,10 +6,10 @@
 //! triangle pair crosses, so a solid nested in another is reported as interference.
 
 use crate::output::{Timings, ms, print_json};
-use crate::pose_arg::MeshPair;
+use crate::pose_arg::PosedMeshPair;
 use clap::{Args, ValueEnum};
 use interfere_geometry::Containment;
-use interfere_geometry::interference::{Collider, Method};
+use interfere_geometry::interference::{MeshQueries, Method};
 use interfere_geometry::{MeshOptions, Pose, io};
 use serde::Serialize;
 use std::time::Instant;
@@ -18,7 +18,7 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct CheckArgs {
     #[command(flatten)]
-    meshes: MeshPair,
+    meshes: PosedMeshPair,
     /// Which hierarchy and traversal to use.
     #[arg(long, value_enum, default_value_t = MethodArg::Aabb)]
     method: MethodArg,
@@ -35,14 +35,14 @@ pub struct CheckArgs {
 
 /// CInDeR on the two meshes placed in world space: whether they interfere.
 fn cinder_interferes(
-    a: &Collider,
-    b: &Collider,
+    a: &MeshQueries,
+    b: &MeshQueries,
     pose_a: &Pose,
     pose_b: &Pose,
     resolution: u32,
 ) -> Result<bool, String> {
     use interfere_gpu::{Cinder, CinderObject, GpuContext};
-    let object = |c: &Collider, pose: &Pose| CinderObject {
+    let object = |c: &MeshQueries, pose: &Pose| CinderObject {
         vertices: c
             .mesh()
             .vertices()
@@ -95,8 +95,8 @@ impl MethodArg {
 /// Intersecting triangle pairs from the GPU traversal (Greß–Zachmann, f32 leaf tests with a
 /// conservative epsilon on the GPU), filtered by the exact test on the CPU.
 fn gpu_pairs(
-    a: &Collider,
-    b: &Collider,
+    a: &MeshQueries,
+    b: &MeshQueries,
     b_to_a: &interfere_geometry::DPose,
     all_pairs: bool,
 ) -> Result<Vec<(u32, u32)>, String> {
@@ -153,8 +153,8 @@ pub fn run(args: CheckArgs) -> Result<(), String> {
     let load = ms(t);
     let method = args.method.cpu();
     let t = Instant::now();
-    let a = Collider::new(mesh_a);
-    let b = Collider::new(mesh_b);
+    let a = MeshQueries::new(mesh_a);
+    let b = MeshQueries::new(mesh_b);
     let prepared = method.unwrap_or(Method::Bfs);
     a.prepare(prepared);
     b.prepare(prepared);

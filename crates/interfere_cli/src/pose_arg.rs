@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// Two mesh files and their poses: the arguments `check` and `volume` share.
 #[derive(Args)]
-pub struct MeshPair {
+pub struct PosedMeshPair {
     /// First mesh (.obj or .stl).
     pub a: PathBuf,
     /// Second mesh (.obj or .stl).
@@ -28,7 +28,7 @@ pub struct MeshPair {
     pub pose_b: String,
 }
 
-impl MeshPair {
+impl PosedMeshPair {
     /// Both poses; the error names the option at fault.
     pub fn poses(&self) -> Result<(Pose, Pose), String> {
         let a = parse_pose(&self.pose_a).map_err(|e| format!("--pose-a: {e}"))?;

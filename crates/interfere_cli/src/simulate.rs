@@ -6,7 +6,7 @@
 
 use crate::output::ms;
 use clap::Args;
-use interfere_dynamics::progress::Progress;
+use interfere_cli::progress::Progress;
 use interfere_dynamics::{ContactStage, Scene};
 use interfere_gpu::{GpuAsyncContacts, GpuBlockingContacts, GpuContext, GpuStageOptions};
 use serde::Serialize;
@@ -45,7 +45,7 @@ struct BodyState {
 }
 
 #[derive(Serialize)]
-struct StepStats {
+struct StepRecord {
     time: f64,
     contacts: usize,
     interfering_pairs: usize,
@@ -69,7 +69,7 @@ struct Output {
     steps: u64,
     bodies: Vec<String>,
     trajectories: Vec<Vec<BodyState>>,
-    stats: Vec<StepStats>,
+    stats: Vec<StepRecord>,
 }
 
 /// Runs the command; progress goes to standard error unless `quiet`.
@@ -120,7 +120,7 @@ pub fn run(args: SimulateArgs, quiet: bool) -> Result<(), String> {
             });
         }
         let st = sim.stats();
-        stats.push(StepStats {
+        stats.push(StepRecord {
             time: sim.time(),
             contacts: st.volume_contacts,
             interfering_pairs: st.interfering_pairs,
@@ -149,7 +149,7 @@ pub fn run(args: SimulateArgs, quiet: bool) -> Result<(), String> {
         total_ms,
         total_ms / args.steps.max(1) as f64
     );
-    let mean = |f: &dyn Fn(&StepStats) -> f64| {
+    let mean = |f: &dyn Fn(&StepRecord) -> f64| {
         stats.iter().map(f).sum::<f64>() / stats.len().max(1) as f64
     };
     let answered: Vec<u64> = stats.iter().filter_map(|s| s.latency_steps).collect();

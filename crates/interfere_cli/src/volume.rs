@@ -9,7 +9,7 @@
 
 use crate::check::relative;
 use crate::output::{Timings, ms, print_json};
-use crate::pose_arg::MeshPair;
+use crate::pose_arg::PosedMeshPair;
 use clap::Args;
 use interfere_geometry::glam::DVec3;
 use interfere_geometry::volume::{
@@ -24,7 +24,7 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct VolumeArgs {
     #[command(flatten)]
-    meshes: MeshPair,
+    meshes: PosedMeshPair,
     /// Rays per side of the overlap box, per axis.
     #[arg(long, default_value_t = 64)]
     resolution: u32,
@@ -36,8 +36,8 @@ pub struct VolumeArgs {
     #[arg(long)]
     fit: Option<u32>,
     /// Sampling method.
-    #[arg(long, value_enum, default_value_t = VolumeMethod::Uniform)]
-    method: VolumeMethod,
+    #[arg(long, value_enum, default_value_t = VolumeMethodArg::Uniform)]
+    method: VolumeMethodArg,
     /// Volume tolerance. For `--method adaptive` (default 0.01), a bound: a fraction of the
     /// smaller solid's volume (for example 0.01), or an absolute volume with a trailing `abs`
     /// (for example `1e-4abs`). For `--method one-axis` (default none), a fraction of the
@@ -72,7 +72,7 @@ pub enum ViewArg {
 
 /// How the volume is sampled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum VolumeMethod {
+pub enum VolumeMethodArg {
     /// A uniform grid of rays per axis (Eq. 1).
     Uniform,
     /// Adaptive tiles from the Error Bound Polynomial Image, honouring `--tolerance` (§3–5).
@@ -148,11 +148,11 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
     let load = ms(t);
     let b_to_a = relative(&pose_a, &pose_b);
     let (r, build, query, tolerance, error_bound) = match args.method {
-        VolumeMethod::OneAxis => return run_one_axis(&args, &a, &b, &b_to_a, load),
-        VolumeMethod::Exact => {
+        VolumeMethodArg::OneAxis => return run_one_axis(&args, &a, &b, &b_to_a, load),
+        VolumeMethodArg::Exact => {
             return run_exact(&args, &a, &b, &b_to_a, &pose_a.to_f64(), load);
         }
-        VolumeMethod::Uniform => {
+        VolumeMethodArg::Uniform => {
             let t = Instant::now();
             let sampler = UniformVolume::new(&a, &b);
             let build = ms(t);
@@ -185,10 +185,10 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
             };
             (r, build, ms(t), None, None)
         }
-        VolumeMethod::Adaptive if args.gpu => {
+        VolumeMethodArg::Adaptive if args.gpu => {
             return Err("--gpu is available for --method uniform only".into());
         }
-        VolumeMethod::Adaptive => {
+        VolumeMethodArg::Adaptive => {
             let tolerance = parse_tolerance(args.tolerance.as_deref().unwrap_or("0.01"))?;
             let t = Instant::now();
             let sampler = AdaptiveVolume::new(&a, &b);
@@ -250,11 +250,11 @@ pub fn run(args: VolumeArgs) -> Result<(), String> {
         a: args.meshes.a.display().to_string(),
         b: args.meshes.b.display().to_string(),
         method: match (args.method, args.gpu) {
-            (VolumeMethod::Uniform, false) => "uniform",
-            (VolumeMethod::Uniform, true) => "uniform-gpu",
-            (VolumeMethod::Adaptive, _) => "adaptive",
-            (VolumeMethod::OneAxis, _) => "one-axis",
-            (VolumeMethod::Exact, _) => "exact",
+            (VolumeMethodArg::Uniform, false) => "uniform",
+            (VolumeMethodArg::Uniform, true) => "uniform-gpu",
+            (VolumeMethodArg::Adaptive, _) => "adaptive",
+            (VolumeMethodArg::OneAxis, _) => "one-axis",
+            (VolumeMethodArg::Exact, _) => "exact",
         },
         volume: r.volume,
         tolerance,

@@ -37,11 +37,6 @@ pub fn par_map_with<T: Sync, R: Send>(
     })
 }
 
-/// [`par_map_with`] on [`thread_count`] threads.
-pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    par_map_with(thread_count(), items, f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

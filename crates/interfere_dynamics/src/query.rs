@@ -15,7 +15,7 @@
 //! - **Points** are located exactly (`interfere_geometry::containment::locate_point_posed`: exact
 //!   `orient3d` signs over the surface placed by the body's pose with the same `f64` transform as
 //!   the narrow phase). Solids are closed: a point on the surface is contained.
-//! - **Shapes** are tested with the step's own narrow phase ([`crate::narrow_phase`]): the
+//! - **Shapes** are tested with the step's own narrow phase ([`crate::contact::narrow_phase`]): the
 //!   OBBTree traversal with exact triangle tests, then exact containment for nested solids
 //!   (CInDeR, Knott–Pai 2003, Theorem 1), so touching counts as interfering; a mesh and a
 //!   half-space interfere when a vertex lies strictly below the plane; two half-spaces never do
@@ -26,7 +26,7 @@
 //! Primitive and compound bodies are answered in closed form (`interfere_geometry::primitives`):
 //! rays by the closed-form ray casts (the exit of a convex part is the entry of the reversed ray;
 //! a compound reports the crossings of each part), points by the exact point location of each
-//! part, shapes by [`crate::primitive_contact::shapes_interfere`] (the narrow phase's tests). A
+//! part, shapes by [`crate::contact::primitive_pairs::shapes_interfere`] (the narrow phase's tests). A
 //! compound's mesh parts are answered as mesh bodies are, each at its pose in the body.
 //!
 //! Bodies are found by a linear scan over their world boxes (a few operations per body), which
@@ -34,10 +34,10 @@
 //! Results are in a fixed order (ray hits by distance, then body id and triangle; body lists by
 //! id).
 
-use crate::body::RigidBody;
-use crate::collider::{Collider, CollisionLayers, HalfSpace, MeshShape, Shape};
+use crate::body::Body;
+use crate::collision::shape::{BodyShape, CollisionLayers, HalfSpace, MeshShape, Shape};
 use crate::contact::BodyId;
-use crate::primitive_contact::shapes_interfere;
+use crate::contact::primitive_pairs::shapes_interfere;
 use crate::simulation::{BodyHandle, Simulation};
 use interfere_geometry::containment::{PointLocation, locate_point_posed};
 use interfere_geometry::glam::DVec3;
@@ -101,7 +101,7 @@ impl<'a> QueryFilter<'a> {
 
     /// Whether a body with collider `c` passes the layers, the exclusions and the sensor flag
     /// (not the predicate).
-    fn admits(&self, h: BodyHandle, c: &Collider) -> bool {
+    fn admits(&self, h: BodyHandle, c: &BodyShape) -> bool {
         !self.exclude.contains(&h)
             && self.layers.interacts_with(&c.layers)
             && !(self.exclude_sensors && c.sensor)
@@ -192,7 +192,7 @@ impl Ray {
 }
 
 /// The world plane of a half-space body: `(normal, offset)`.
-fn plane_of(body: &RigidBody, h: &HalfSpace) -> (DVec3, f64) {
+fn plane_of(body: &Body, h: &HalfSpace) -> (DVec3, f64) {
     h.world(&body.mesh_pose())
 }
 
@@ -207,19 +207,12 @@ fn box_below_plane(aabb: &Aabb, n: DVec3, offset: f64) -> bool {
     n.dot(corner) <= offset
 }
 
-fn pose_is_finite(p: &DPose) -> bool {
-    p.translation.is_finite()
-        && p.rotation.x_axis.is_finite()
-        && p.rotation.y_axis.is_finite()
-        && p.rotation.z_axis.is_finite()
-}
-
 impl Simulation {
     /// Every body with a collider that passes the filter's layers, exclusions and sensor flag.
     fn admitted<'s>(
         &'s self,
         filter: &'s QueryFilter<'_>,
-    ) -> impl Iterator<Item = (BodyHandle, &'s RigidBody, &'s Collider)> + 's {
+    ) -> impl Iterator<Item = (BodyHandle, &'s Body, &'s BodyShape)> + 's {
         self.colliders()
             .iter()
             .enumerate()
@@ -232,7 +225,7 @@ impl Simulation {
 
     /// Whether the solid of a body contains `p` (closed: the surface counts), exactly for
     /// meshes.
-    fn solid_contains(body: &RigidBody, shape: &Shape, p: DVec3) -> bool {
+    fn solid_contains(body: &Body, shape: &Shape, p: DVec3) -> bool {
         match shape {
             Shape::Mesh(m) => {
                 let pose = body.mesh_pose();
@@ -271,7 +264,7 @@ impl Simulation {
     /// `solid` a hit at distance 0 when the body contains the origin.
     fn body_ray_hits(
         h: BodyHandle,
-        body: &RigidBody,
+        body: &Body,
         shape: &Shape,
         ray: &Ray,
         solid: bool,
@@ -341,7 +334,7 @@ impl Simulation {
         &'s self,
         ray: &Ray,
         filter: &'s QueryFilter<'_>,
-    ) -> Vec<(f64, BodyHandle, &'s RigidBody, &'s Collider)> {
+    ) -> Vec<(f64, BodyHandle, &'s Body, &'s BodyShape)> {
         let mut found: Vec<_> = self
             .admitted(filter)
             .filter_map(|(h, body, c)| {
@@ -462,7 +455,7 @@ impl Simulation {
         pose: &DPose,
         filter: &QueryFilter<'_>,
     ) -> Vec<BodyHandle> {
-        if !pose_is_finite(pose) {
+        if !pose.is_finite() {
             return Vec::new();
         }
         let query_box = match shape {

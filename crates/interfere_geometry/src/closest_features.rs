@@ -27,6 +27,7 @@
 use crate::hull::{ConvexHull, HullError, collinear, orient};
 use crate::mesh::TriMesh;
 use crate::pose::DPose;
+use crate::primitives::closest::{on_segment, segment_segment};
 use glam::DVec3;
 use std::collections::HashMap;
 
@@ -505,7 +506,7 @@ impl Geo {
     fn closest_point(&self, x: DVec3) -> DVec3 {
         match self.pts.len() {
             1 => self.pts[0],
-            2 => closest_on_segment(x, self.pts[0], self.pts[1]),
+            2 => on_segment(x, self.pts[0], self.pts[1]),
             _ => {
                 let proj = x - self.normal * self.normal.dot(x - self.pts[0]);
                 if self.polygon_contains(proj) {
@@ -513,7 +514,7 @@ impl Geo {
                 }
                 let mut best = (f64::INFINITY, proj);
                 for (u, v) in self.edges() {
-                    let c = closest_on_segment(x, u, v);
+                    let c = on_segment(x, u, v);
                     let d = c.distance_squared(x);
                     if d < best.0 {
                         best = (d, c);
@@ -534,60 +535,6 @@ impl Geo {
         let x = p + (q - p) * (dp / (dp - dq));
         self.polygon_contains(x).then_some(x)
     }
-}
-
-/// Closest point to `x` on segment `a, b`.
-fn closest_on_segment(x: DVec3, a: DVec3, b: DVec3) -> DVec3 {
-    let d = b - a;
-    let l = d.length_squared();
-    if l == 0.0 {
-        return a;
-    }
-    a + d * ((x - a).dot(d) / l).clamp(0.0, 1.0)
-}
-
-/// Closest points of segments `p0 p1` and `q0 q1` (Ericson, Real-Time Collision Detection 5.1.9).
-fn segment_segment(p0: DVec3, p1: DVec3, q0: DVec3, q1: DVec3) -> (DVec3, DVec3) {
-    let d1 = p1 - p0;
-    let d2 = q1 - q0;
-    let r = p0 - q0;
-    let a = d1.length_squared();
-    let e = d2.length_squared();
-    let f = d2.dot(r);
-    if a == 0.0 && e == 0.0 {
-        return (p0, q0);
-    }
-    let (s, t);
-    if a == 0.0 {
-        s = 0.0;
-        t = (f / e).clamp(0.0, 1.0);
-    } else {
-        let c = d1.dot(r);
-        if e == 0.0 {
-            t = 0.0;
-            s = (-c / a).clamp(0.0, 1.0);
-        } else {
-            let b = d1.dot(d2);
-            let denom = a * e - b * b;
-            let s0 = if denom > 0.0 {
-                ((b * f - c * e) / denom).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            let t0 = (b * s0 + f) / e;
-            if t0 < 0.0 {
-                t = 0.0;
-                s = (-c / a).clamp(0.0, 1.0);
-            } else if t0 > 1.0 {
-                t = 1.0;
-                s = ((b - c) / a).clamp(0.0, 1.0);
-            } else {
-                t = t0;
-                s = s0;
-            }
-        }
-    }
-    (p0 + d1 * s, q0 + d2 * t)
 }
 
 /// Closest points `(on x, on y)` of two features' geometries (intersecting ones give a common
@@ -1825,61 +1772,5 @@ mod tests {
         );
         assert!(touching > 10 && apart > 10);
         assert!(tracker.stats.fallbacks * 20 <= tracker.stats.queries);
-    }
-
-    /// Timing: warm-started walk vs cold walk vs brute force on two icospheres (642 and 162
-    /// vertices) orbiting each other in small steps.
-    #[test]
-    #[ignore = "timing; run with --release -- --ignored --nocapture"]
-    fn timing_warm_cold_brute() {
-        let a = hull_of(shapes::icosphere(1.0, 3).unwrap().vertices());
-        let b = hull_of(shapes::icosphere(0.5, 2).unwrap().vertices());
-        let frames = 2000;
-        let pose_at = |i: usize| {
-            let t = i as f64 / frames as f64 * std::f64::consts::TAU;
-            DPose {
-                rotation: DMat3::from_axis_angle(DVec3::new(1.0, 2.0, 3.0).normalize(), 3.0 * t),
-                translation: DVec3::new(2.0 * t.cos(), 2.0 * t.sin(), 0.3 * (5.0 * t).sin()),
-            }
-        };
-        // Every `stride`-th frame (brute force is far slower).
-        let time = |stride: usize, f: &mut dyn FnMut(usize) -> f64| {
-            let start = std::time::Instant::now();
-            let mut sum = 0.0;
-            for i in (0..frames).step_by(stride) {
-                sum += f(i);
-            }
-            let n = frames.div_ceil(stride);
-            (
-                start.elapsed().as_secs_f64() * 1e6 / n as f64,
-                sum * stride as f64,
-            )
-        };
-        let mut warm = ClosestFeatures::new();
-        let (tw, sw) = time(1, &mut |i| warm.query(&a.1, &b.1, &pose_at(i)).distance());
-        let mut cold = ClosestFeatures::new();
-        let (tc, sc) = time(1, &mut |i| {
-            cold.reset();
-            cold.query(&a.1, &b.1, &pose_at(i)).distance()
-        });
-        let (tb, _) = time(100, &mut |i| {
-            let d = proximity_brute_force(&a.1, &b.1, &pose_at(i)).distance();
-            let w = ClosestFeatures::new()
-                .query(&a.1, &b.1, &pose_at(i))
-                .distance();
-            assert!((d - w).abs() < 1e-9);
-            d
-        });
-        assert!((sw - sc).abs() < 1e-6);
-        eprintln!(
-            "features {}+{}: warm {tw:.2} us/query ({:.2} steps), cold {tc:.2} us ({:.2} steps), \
-             brute force {tb:.1} us; fallbacks {} {}",
-            a.1.face_count(),
-            b.1.face_count(),
-            warm.stats.mean_steps(),
-            cold.stats.mean_steps(),
-            warm.stats.fallbacks,
-            cold.stats.fallbacks
-        );
     }
 }

@@ -58,7 +58,7 @@ pub enum InterferenceError {
     Overflow(#[from] PairListOverflow),
 }
 
-/// The answer of [`Collider::interference`].
+/// The answer of [`MeshQueries::interference`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Interference {
     /// Whether the two meshes interfere (a triangle pair crosses or one solid contains the other).
@@ -81,10 +81,10 @@ enum Shape {
 /// A mesh prepared for interference queries: the mesh, whether it is a closed solid, and its
 /// hierarchies (built on first use).
 ///
-/// A collider is `Send + Sync`: [`Collider::prepare`] may run on a worker thread (a task pool)
+/// A collider is `Send + Sync`: [`MeshQueries::prepare`] may run on a worker thread (a task pool)
 /// before the collider is moved to or shared with the thread that queries it, and threads that
 /// race to build the same tree get one build, whose result they all see (`OnceLock`).
-pub struct Collider {
+pub struct MeshQueries {
     shape: Shape,
     balanced: OnceLock<BalancedTree>,
     obb: OnceLock<ObbTree>,
@@ -93,12 +93,12 @@ pub struct Collider {
 // Compile-time guard of the promise above (and of the trees' own thread safety).
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
-    send_sync::<Collider>();
+    send_sync::<MeshQueries>();
     send_sync::<ObbTree>();
     send_sync::<BalancedTree>();
 };
 
-impl Collider {
+impl MeshQueries {
     /// Wraps a mesh. Open or non-manifold meshes are accepted (triangle pairs are still exact);
     /// only the containment test, which needs a closed solid, is skipped for them, with a note.
     pub fn new(mesh: TriMesh) -> Self {
@@ -161,7 +161,7 @@ impl Collider {
     /// The first intersecting triangle pair the traversal meets (no containment test).
     pub fn first_hit(
         &self,
-        other: &Collider,
+        other: &MeshQueries,
         b_to_a: &DPose,
         method: Method,
     ) -> Result<Option<(u32, u32)>, InterferenceError> {
@@ -186,7 +186,7 @@ impl Collider {
     /// Every intersecting triangle pair, sorted (no containment test).
     pub fn all_pairs(
         &self,
-        other: &Collider,
+        other: &MeshQueries,
         b_to_a: &DPose,
         method: Method,
     ) -> Result<Vec<(u32, u32)>, InterferenceError> {
@@ -215,7 +215,7 @@ impl Collider {
     /// The full query: triangle pairs (the first, or all), then containment when none cross.
     pub fn interference(
         &self,
-        other: &Collider,
+        other: &MeshQueries,
         b_to_a: &DPose,
         method: Method,
         all_pairs: bool,
@@ -229,11 +229,11 @@ impl Collider {
     }
 
     /// Completes a query whose intersecting pairs were found elsewhere (for example by the GPU
-    /// traversal with [`Collider::pair_intersects`] at the leaves): when `pairs` is empty and
+    /// traversal with [`MeshQueries::pair_intersects`] at the leaves): when `pairs` is empty and
     /// both meshes are closed, containment decides nesting.
     pub fn complete(
         &self,
-        other: &Collider,
+        other: &MeshQueries,
         b_to_a: &DPose,
         pairs: Vec<(u32, u32)>,
     ) -> Interference {
@@ -267,7 +267,7 @@ impl Collider {
 
     /// The exact leaf test every method uses: does triangle `ta` of this mesh meet triangle
     /// `tb` of `other` placed by `b_to_a`? Out-of-range indices answer `false`.
-    pub fn pair_intersects(&self, other: &Collider, b_to_a: &DPose, ta: u32, tb: u32) -> bool {
+    pub fn pair_intersects(&self, other: &MeshQueries, b_to_a: &DPose, ta: u32, tb: u32) -> bool {
         if ta as usize >= self.mesh().triangle_count()
             || tb as usize >= other.mesh().triangle_count()
         {
@@ -336,7 +336,7 @@ mod tests {
         }
     }
 
-    fn check_all_methods(a: &Collider, b: &Collider, pose: &DPose) -> Vec<(u32, u32)> {
+    fn check_all_methods(a: &MeshQueries, b: &MeshQueries, pose: &DPose) -> Vec<(u32, u32)> {
         let oracle = a.all_pairs(b, pose, Method::Brute).unwrap();
         for m in METHODS {
             let pairs = a.all_pairs(b, pose, m).unwrap();
@@ -366,15 +366,15 @@ mod tests {
 
     #[test]
     fn every_traversal_equals_the_exact_brute_force_set_on_random_poses() {
-        let meshes: Vec<Collider> = vec![
-            Collider::new(shapes::icosphere(1.0, 2).unwrap().into_mesh()),
-            Collider::new(shapes::torus(1.0, 0.35, 24, 12).unwrap().into_mesh()),
-            Collider::new(
+        let meshes: Vec<MeshQueries> = vec![
+            MeshQueries::new(shapes::icosphere(1.0, 2).unwrap().into_mesh()),
+            MeshQueries::new(shapes::torus(1.0, 0.35, 24, 12).unwrap().into_mesh()),
+            MeshQueries::new(
                 shapes::bumpy_sphere(1.0, 0.15, 3.0, 2, 7)
                     .unwrap()
                     .into_mesh(),
             ),
-            Collider::new(
+            MeshQueries::new(
                 shapes::subdivided_cuboid(Vec3::new(0.8, 0.5, 0.3), 3)
                     .unwrap()
                     .into_mesh(),
@@ -401,7 +401,7 @@ mod tests {
 
     #[test]
     fn touching_and_coincident_cases_agree_with_brute_force() {
-        let cube = Collider::new(
+        let cube = MeshQueries::new(
             shapes::subdivided_cuboid(Vec3::splat(0.5), 2)
                 .unwrap()
                 .into_mesh(),
@@ -430,8 +430,8 @@ mod tests {
 
     #[test]
     fn nested_solids_interfere_without_crossing_pairs() {
-        let big = Collider::new(shapes::icosphere(2.0, 2).unwrap().into_mesh());
-        let small = Collider::new(
+        let big = MeshQueries::new(shapes::icosphere(2.0, 2).unwrap().into_mesh());
+        let small = MeshQueries::new(
             shapes::bumpy_sphere(0.5, 0.1, 3.0, 2, 3)
                 .unwrap()
                 .into_mesh(),
@@ -464,8 +464,8 @@ mod tests {
         let mesh = shapes::bumpy_sphere(1.0, 0.2, 4.0, 3, 5)
             .unwrap()
             .into_mesh();
-        let here = Collider::new(mesh.clone());
-        let shared = Collider::new(mesh.clone());
+        let here = MeshQueries::new(mesh.clone());
+        let shared = MeshQueries::new(mesh.clone());
         std::thread::scope(|s| {
             for _ in 0..3 {
                 s.spawn(|| {
@@ -475,7 +475,7 @@ mod tests {
             }
         });
         let moved = std::thread::spawn(move || {
-            let c = Collider::new(mesh);
+            let c = MeshQueries::new(mesh);
             c.prepare(Method::Obb);
             c
         })
@@ -493,9 +493,9 @@ mod tests {
         let mut tris = closed.triangles().to_vec();
         tris.pop();
         let open = TriMesh::new(closed.vertices().to_vec(), tris).unwrap();
-        let open = Collider::new(open);
+        let open = MeshQueries::new(open);
         assert!(open.solid().is_err());
-        let inner = Collider::new(shapes::icosphere(0.2, 1).unwrap().into_mesh());
+        let inner = MeshQueries::new(shapes::icosphere(0.2, 1).unwrap().into_mesh());
         let r = open
             .interference(&inner, &DPose::IDENTITY, Method::Obb, true)
             .unwrap();

@@ -48,18 +48,18 @@ pub use containment::{Containment, PointLocation, containment, locate_point};
 pub use error::{LoadError, MeshError, SapError, SaveError, ShapeError};
 pub use glam;
 pub use hull::{ConvexHull, Hull, HullError, convex_hull};
-pub use interference::{Collider, Interference, InterferenceError, Method};
+pub use interference::{Interference, InterferenceError, MeshQueries, Method};
 pub use io::{MeshFormat, load_mesh, save_mesh};
 pub use kitamura::{Detection, FacePair, KitamuraConfig, MovingMesh};
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
 pub use obb::{Obb, obb_overlap};
 pub use pipeline::{
-    LinManochaPipeline, ObjectId, PairContact, PairDistance, PipelineError, StepReport,
+    LinManochaPipeline, ObjectId, PairDistance, PipelineError, PipelinePair, StepReport,
 };
 pub use pose::{DPose, Pose};
 pub use primitives::{
     Compound, CompoundPart, CompoundVolumes, PartVolume, PlanarRegion, Primitive, PrimitiveError,
-    PrimitiveHit, PrimitiveKind, PrimitiveVolume, VolumeMethod, intersection_volume,
+    PrimitiveHit, PrimitiveKind, PrimitiveVolume, PrimitiveVolumeMethod, intersection_volume,
     primitive_solid_intersect, primitive_solid_volume, primitives_intersect,
 };
 pub use sap::{PairTracking, ProxyId, SweepAndPrune, UpdateStats};

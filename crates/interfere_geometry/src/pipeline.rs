@@ -10,9 +10,9 @@
 //!    closest feature pair of the two convex hulls. Separated hulls end the pair (the distance is
 //!    recorded); a mesh lies inside its hull, so separated hulls prove the meshes disjoint.
 //! 3. **Exact contact determination** (section 4.2, OBBTrees): for hull-penetrating pairs the
-//!    OBBTree traversal ([`Collider::all_pairs`] with [`Method::Obb`]) finds every intersecting
+//!    OBBTree traversal ([`MeshQueries::all_pairs`] with [`Method::Obb`]) finds every intersecting
 //!    triangle pair with the exact triangle test, and when none crosses,
-//!    [`Collider::complete`] decides nesting exactly.
+//!    [`MeshQueries::complete`] decides nesting exactly.
 //!
 //! [`StepReport`] counts what each stage did, in the spirit of the paper's Table 1 (box overlaps,
 //! hull tests, feature steps, hull-penetrating pairs, triangle-pair contacts) with the time spent
@@ -20,14 +20,14 @@
 //!
 //! Frames: every pair `(a, b)` with `a < b` is tested in A's frame with
 //! `b_to_a = pose_a⁻¹ · pose_b` computed in `f64` from [`Pose::to_f64`], the same relative pose a
-//! direct [`Collider::interference`] call on the pair would be given.
+//! direct [`MeshQueries::interference`] call on the pair would be given.
 
 use crate::aabb::Aabb;
 use crate::closest_features::{ClosestFeatures, HullFeatures, Proximity};
 use crate::containment::Containment;
 use crate::error::SapError;
 use crate::hull::{Hull, HullError, convex_hull};
-use crate::interference::{Collider, InterferenceError, Method};
+use crate::interference::{InterferenceError, MeshQueries, Method};
 use crate::mesh::TriMesh;
 use crate::pose::{DPose, Pose};
 use crate::sap::{ProxyId, SweepAndPrune};
@@ -83,7 +83,7 @@ pub enum PipelineError {
 
 /// An interfering object pair found by [`LinManochaPipeline::step`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PairContact {
+pub struct PipelinePair {
     /// The object with the smaller id.
     pub a: ObjectId,
     /// The object with the larger id.
@@ -137,7 +137,7 @@ pub struct StepReport {
     /// Time in the OBBTree traversals and containment tests (µs).
     pub exact_us: f64,
     /// Interfering pairs, sorted by `(a, b)`.
-    pub contacts: Vec<PairContact>,
+    pub contacts: Vec<PipelinePair>,
     /// Box pairs with separated hulls and their hull distance, sorted by `(a, b)`.
     pub separated: Vec<PairDistance>,
 }
@@ -159,7 +159,7 @@ impl StepReport {
 }
 
 struct Object {
-    collider: Collider,
+    collider: MeshQueries,
     features: HullFeatures,
     /// Centre and half extents of the mesh box in the object's frame.
     local_center: DVec3,
@@ -227,7 +227,7 @@ impl LinManochaPipeline {
         self.objects.is_empty()
     }
 
-    /// Adds an object at the identity pose: builds its [`Collider`] (OBBTree prepared now) and
+    /// Adds an object at the identity pose: builds its [`MeshQueries`] (OBBTree prepared now) and
     /// its hull features. Meshes whose convex hull has no volume are refused.
     pub fn add_object(&mut self, mesh: TriMesh) -> Result<ObjectId, PipelineError> {
         self.add_object_at(mesh, Pose::IDENTITY)
@@ -239,7 +239,7 @@ impl LinManochaPipeline {
         if !pose.is_valid() {
             return Err(PipelineError::InvalidPose(id));
         }
-        let collider = Collider::new(mesh);
+        let collider = MeshQueries::new(mesh);
         let hull = match convex_hull(collider.mesh().vertices())? {
             Hull::Solid(h) => h,
             Hull::Point { .. } => return Err(PipelineError::DegenerateHull("a single point")),
@@ -302,7 +302,7 @@ impl LinManochaPipeline {
     }
 
     /// The collider (mesh and hierarchies) of an object.
-    pub fn collider(&self, id: ObjectId) -> Option<&Collider> {
+    pub fn collider(&self, id: ObjectId) -> Option<&MeshQueries> {
         self.objects.get(&id).map(|o| &o.collider)
     }
 
@@ -408,7 +408,7 @@ impl LinManochaPipeline {
             let result = ca.complete(cb, &b_to_a, tri);
             if result.intersecting {
                 report.triangle_contacts += result.pairs.len();
-                report.contacts.push(PairContact {
+                report.contacts.push(PipelinePair {
                     a,
                     b,
                     pairs: result.pairs,

@@ -113,6 +113,15 @@ impl DPose {
         translation: DVec3::ZERO,
     };
 
+    /// Whether every component of the rotation and the translation is finite (queries and GPU
+    /// jobs refuse a pose that is not).
+    pub fn is_finite(&self) -> bool {
+        self.translation.is_finite()
+            && self.rotation.x_axis.is_finite()
+            && self.rotation.y_axis.is_finite()
+            && self.rotation.z_axis.is_finite()
+    }
+
     /// Transforms an `f32` mesh vertex to `f64` coordinates. Every exact test in the crate
     /// transforms vertices through this one function, so all traversals agree bit for bit.
     #[inline]

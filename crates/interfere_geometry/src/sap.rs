@@ -1143,15 +1143,4 @@ mod tests {
             "{report}"
         );
     }
-
-    /// `cargo test --release -p interfere_geometry -- --ignored sap_bench --nocapture`
-    #[test]
-    #[ignore]
-    fn sap_bench() {
-        for n in [1_000, 10_000] {
-            let report = bench::bench_sap(n, 100, 1);
-            println!("{report}");
-            assert!(report.pairs_agree);
-        }
-    }
 }

@@ -28,11 +28,10 @@
 use crate::step_job::{JobMesh, JobObject, JobVolume, PendingJob, ReadyJob, StepJobInput};
 use crate::{CinderSceneOptions, GpuContext, GpuError, StepJobAnswer, StepJobRunner};
 use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
-use interfere_dynamics::narrow_phase::exact_pair;
-use interfere_dynamics::volume_stage::{fill_from_sampled, spacing_for};
 use interfere_dynamics::{
-    BodyId, Collider, ContactSettings, ContactStage, CpuContacts, InterferingPair, MeshSpacing,
-    PairContact, RigidBody, Shape, StageError, StageInput, StageOutput, VolumeMethod,
+    Body, BodyId, BodyShape, ContactSettings, ContactStage, CpuContacts, InterferingPair,
+    MeshSpacing, PairContact, Shape, StageError, StageInput, StageOutput, VolumeMethod, exact_pair,
+    fill_from_sampled, spacing_for,
 };
 use interfere_geometry::Sampling;
 use interfere_geometry::glam::{DQuat, DVec3};
@@ -99,8 +98,8 @@ impl GpuStageOptions {
 struct Snapshot {
     step: u64,
     dt: f64,
-    bodies: Vec<RigidBody>,
-    colliders: Vec<Option<Collider>>,
+    bodies: Vec<Body>,
+    colliders: Vec<Option<BodyShape>>,
     /// The job's pairs, by body.
     pairs: Vec<(BodyId, BodyId)>,
     /// The body of each job object (increasing).
@@ -142,7 +141,7 @@ pub struct GpuAnswer {
 /// What a [`JobServer`] sends back for a request.
 pub type JobReply = Result<GpuAnswer, GpuError>;
 
-fn mesh_id(colliders: &[Option<Collider>], i: BodyId) -> u64 {
+fn mesh_id(colliders: &[Option<BodyShape>], i: BodyId) -> u64 {
     match colliders.get(i).and_then(|c| c.as_ref()).map(|c| &c.shape) {
         Some(Shape::Mesh(m)) => m.id(),
         _ => 0,
@@ -727,9 +726,7 @@ impl ContactStage for GpuAsyncContacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use interfere_dynamics::{
-        Collider as DynCollider, HalfSpace, MeshShape, Primitive, RigidBody, Shape,
-    };
+    use interfere_dynamics::{Body, BodyShape, HalfSpace, MeshShape, Primitive, Shape};
     use interfere_geometry::glam::{DQuat, DVec3, Vec3};
     use std::sync::Arc;
 
@@ -742,15 +739,15 @@ mod tests {
         );
         let ball = Shape::from_primitive(Primitive::sphere(0.5).unwrap());
         let colliders = vec![
-            Some(DynCollider::mesh(mesh.clone())),
-            Some(DynCollider::mesh(mesh)),
-            Some(DynCollider::from_shape(ball)),
-            Some(DynCollider::half_space(
+            Some(BodyShape::mesh(mesh.clone())),
+            Some(BodyShape::mesh(mesh)),
+            Some(BodyShape::from_shape(ball)),
+            Some(BodyShape::half_space(
                 HalfSpace::new(DVec3::Z, DVec3::ZERO).unwrap(),
             )),
         ];
-        let bodies: Vec<RigidBody> = (0..4)
-            .map(|i| RigidBody::fixed(DVec3::X * i as f64, DQuat::IDENTITY).unwrap())
+        let bodies: Vec<Body> = (0..4)
+            .map(|i| Body::fixed(DVec3::X * i as f64, DQuat::IDENTITY).unwrap())
             .collect();
         let candidates = [(0, 1), (0, 2), (1, 3), (2, 3)];
         let settings = interfere_dynamics::ContactSettings::default();

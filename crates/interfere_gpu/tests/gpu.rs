@@ -562,7 +562,7 @@ mod bvh {
 mod cinder {
     use super::*;
     use interfere_geometry::glam::{EulerRot, Quat, Vec3};
-    use interfere_geometry::interference::{Collider, Method};
+    use interfere_geometry::interference::{MeshQueries, Method};
     use interfere_geometry::{DPose, Pose, TriMesh, shapes};
     use interfere_gpu::{Cinder, CinderObject, GpuError};
     use std::collections::BTreeSet;
@@ -580,8 +580,8 @@ mod cinder {
 
     /// The exact CPU answer (triangle pairs, then containment) on the same world-space meshes.
     fn cpu_interferes(a: &TriMesh, pose_a: &Pose, b: &TriMesh, pose_b: &Pose) -> bool {
-        let a = Collider::new(a.transformed(pose_a));
-        let b = Collider::new(b.transformed(pose_b));
+        let a = MeshQueries::new(a.transformed(pose_a));
+        let b = MeshQueries::new(b.transformed(pose_b));
         a.interference(&b, &DPose::IDENTITY, Method::Aabb, false)
             .expect("cpu interference")
             .intersecting

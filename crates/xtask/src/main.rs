@@ -1,8 +1,10 @@
 //! `cargo xtask`: project automation that keeps the top level clean.
 //!
 //! - `cargo xtask test`: checks for a Vulkan loader and driver (installing Mesa's software driver
-//!   when running as root with apt-get), then runs rustfmt --check, clippy -D warnings and the
-//!   whole test suite, GPU tests included.
+//!   when running as root with apt-get), then runs rustfmt --check, clippy -D warnings (also on
+//!   the plugin and the facade without their `gpu` feature), the
+//!   criterion benches' build (`cargo bench --no-run`) and the whole test suite, GPU tests
+//!   included.
 //! - `cargo xtask demo [--headless] [-- EXTRA ARGS]`: the same check, then builds the nut-and-bolt
 //!   example in release mode and runs it: windowed when a display exists, otherwise headless,
 //!   writing `target/demo/nut_and_bolt.png` and `target/demo/nut_and_bolt.json`.
@@ -103,12 +105,45 @@ fn test(args: &[String]) -> Result {
             "warnings",
         ]);
         run(clippy, "clippy -D warnings")?;
+        // The plugin and the facade build without the GPU kernels too (a headless server).
+        let mut no_gpu = cargo();
+        no_gpu.args([
+            "clippy",
+            "--locked",
+            "-p",
+            "bevy_interfere",
+            "-p",
+            "interfere",
+            "--no-default-features",
+            "--lib",
+            "--",
+            "-D",
+            "warnings",
+        ]);
+        run(no_gpu, "clippy -D warnings without the gpu feature")?;
+    }
+    // The criterion benches build (they run with `cargo bench`; docs/benchmarks.md quotes them).
+    // Named one by one: `--benches` would also build every library's unit tests in release.
+    for (package, bench) in CRITERION_BENCHES {
+        let mut build = cargo();
+        build.args([
+            "bench", "--no-run", "--locked", "-p", package, "--bench", bench,
+        ]);
+        run(build, "the criterion benches build")?;
     }
     let mut test = cargo();
     test.args(["test", "--workspace", "--locked"]);
     test.args(&passthrough);
     run(test, "the test suite")
 }
+
+/// The criterion benches, by package.
+const CRITERION_BENCHES: [(&str, &str); 4] = [
+    ("interfere_geometry", "hierarchies"),
+    ("interfere_geometry", "closest_features"),
+    ("interfere_geometry", "colliding_faces"),
+    ("interfere_dynamics", "resting_boxes"),
+];
 
 fn demo(args: &[String]) -> Result {
     let (flags, passthrough) = split_args(args);
@@ -142,6 +177,20 @@ fn demo(args: &[String]) -> Result {
         command.args(&passthrough);
         if !has_display {
             eprintln!("xtask: no display found (DISPLAY/WAYLAND_DISPLAY unset): running headless");
+        }
+        // Mesa's Vulkan window-system code prints "XDG_RUNTIME_DIR is invalid or not set" on a
+        // machine without a session (a container, CI); a private runtime directory silences it.
+        if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+            let runtime = out.join("xdg-runtime");
+            std::fs::create_dir_all(&runtime)
+                .map_err(|e| format!("could not create {}: {e}", runtime.display()))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700))
+                    .map_err(|e| format!("could not restrict {}: {e}", runtime.display()))?;
+            }
+            command.env("XDG_RUNTIME_DIR", &runtime);
         }
         run(command, "the demo")?;
         println!("screenshot: {}", png.display());

@@ -15,7 +15,7 @@
 
 use super::parry_peer;
 use clap::Args;
-use interfere_dynamics::progress::Progress;
+use interfere_cli::progress::Progress;
 use interfere_geometry::threads::{ThreadSpec, bolt};
 use interfere_geometry::{BalancedTree, MeshOptions, ObbTree, TriMesh, io};
 use serde::Serialize;

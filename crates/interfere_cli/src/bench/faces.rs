@@ -6,7 +6,7 @@
 //! second copy faces the first).
 
 use clap::Args;
-use interfere_dynamics::progress::Progress;
+use interfere_cli::progress::Progress;
 use interfere_geometry::glam::{DMat3, DVec3};
 use interfere_geometry::kitamura::{
     Detection, KitamuraConfig, KitamuraError, MovingMesh, best_of, converging_spheres, detect,

@@ -1,5 +1,5 @@
 //! `interfere bench small-obstacle`: the small-obstacle comparison made fair (Wang–Faure–Pai
-//! 2012 §1 and §3–5; `interfere_dynamics::small_obstacle` describes the study and the ideal
+//! 2012 §1 and §3–5; `interfere_cli::small_obstacle_study` describes the study and the ideal
 //! frictionless bounce it is compared with).
 //!
 //! The two shipped scenes (`assets/scenes/small_obstacle_{adaptive,uniform}.json`: adaptive
@@ -12,9 +12,9 @@
 
 use crate::output::print_json;
 use clap::Args;
+use interfere_cli::progress::Progress;
+use interfere_cli::small_obstacle_study::{MethodSummary, StudyOptions, study};
 use interfere_dynamics::Scene;
-use interfere_dynamics::progress::Progress;
-use interfere_dynamics::small_obstacle::{MethodSummary, StudyOptions, study};
 use std::path::PathBuf;
 
 /// Arguments of `interfere bench small-obstacle`.

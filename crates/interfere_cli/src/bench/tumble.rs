@@ -14,9 +14,9 @@
 use super::parry_peer::{self, ParryMesh};
 use crate::output::{ms, print_json};
 use clap::Args;
-use interfere_dynamics::progress::Progress;
+use interfere_cli::progress::Progress;
 use interfere_geometry::glam::{DMat3, DVec3};
-use interfere_geometry::interference::{Collider, Method};
+use interfere_geometry::interference::{MeshQueries, Method};
 use interfere_geometry::{DPose, MeshOptions, io};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -124,7 +124,7 @@ pub fn run(args: TumbleArgs, quiet: bool) -> Result<(), String> {
         .normalized_to_unit_cube();
     let methods = [Method::Obb, Method::Aabb, Method::Bfs];
     let mut build_ms = Vec::new();
-    let collider = Collider::new(mesh.clone());
+    let collider = MeshQueries::new(mesh.clone());
     for m in methods {
         if m == Method::Bfs {
             continue; // shares the balanced tree with Aabb

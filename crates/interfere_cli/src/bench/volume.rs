@@ -27,12 +27,12 @@ use super::tumble::tumble_pose;
 use super::volume_exact::{self, ExactRow, MANIFOLD_NOTE, ParryRow};
 use crate::output::{ms, print_json};
 use clap::Args;
-use interfere_dynamics::progress::Progress;
-use interfere_geometry::interference::{Collider, Method};
+use interfere_cli::progress::Progress;
+use interfere_geometry::interference::{MeshQueries, Method};
 use interfere_geometry::volume::ExactVolume;
 use interfere_geometry::volume::{
-    AxisRay, IntervalSweep, RayHit, RayMesh, Sampling, UniformOptions, UniformVolume, VolumeError,
-    VolumeOnlyOptions,
+    AxisRay, IntervalSweep, LineCrossing, RayMesh, Sampling, UniformOptions, UniformVolume,
+    VolumeError, VolumeOnlyOptions,
 };
 use interfere_geometry::{BalancedTree, DPose, MeshOptions, Solid, io};
 use serde::Serialize;
@@ -170,7 +170,7 @@ fn baseline_volume(
     if !lo.cmplt(hi).all() {
         return Ok(0.0);
     }
-    let (mut hits_a, mut hits_b) = (Vec::<RayHit>::new(), Vec::<RayHit>::new());
+    let (mut hits_a, mut hits_b) = (Vec::<LineCrossing>::new(), Vec::<LineCrossing>::new());
     let mut sweep = IntervalSweep::default();
     let mut axis_volumes = [0.0; 3];
     for (k, volume) in axis_volumes.iter_mut().enumerate() {
@@ -360,7 +360,7 @@ pub fn run(args: VolumeBenchArgs, quiet: bool) -> Result<(), String> {
     let tree = BalancedTree::build(&solid);
     let t = Instant::now();
     let exact = ExactVolume::new(&solid, &solid);
-    let collider = Collider::new(solid.mesh().clone());
+    let collider = MeshQueries::new(solid.mesh().clone());
     collider.prepare(Method::Obb);
     exact.prepare(interfere_geometry::volume::Traversal::Obb);
     let exact_build_ms = ms(t);

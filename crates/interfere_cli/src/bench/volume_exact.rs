@@ -4,7 +4,7 @@
 //! same poses in the same run.
 //!
 //! Three ways to run ours are timed: the narrow phase's all-pairs query
-//! (`Collider::all_pairs`, OBBTree, as a simulation already runs it) followed by
+//! (`MeshQueries::all_pairs`, OBBTree, as a simulation already runs it) followed by
 //! `ExactVolume::compute` on its pairs, with the two times reported apart; and the traversal
 //! fused with the crossing test (`ExactVolume::compute_traversing`) over the OBBTree and over
 //! the balanced AABB tree. All must give the same volume bit for bit at every pose (the bench
@@ -12,7 +12,7 @@
 
 use super::parry_peer::{ParryBoolean, parry_pose_f64};
 use crate::output::ms;
-use interfere_geometry::interference::{Collider, Method};
+use interfere_geometry::interference::{MeshQueries, Method};
 use interfere_geometry::volume::{ExactOptions, ExactVolume, Traversal};
 use interfere_geometry::{DPose, Solid};
 use serde::Serialize;
@@ -86,7 +86,7 @@ fn thread_cpu_ns() -> Option<u64> {
 /// Times the exact variants and the parry peer over `poses`.
 pub fn run(
     solid: &Solid,
-    collider: &Collider,
+    collider: &MeshQueries,
     exact: &ExactVolume,
     parry: Option<&ParryBoolean>,
     poses: &[DPose],

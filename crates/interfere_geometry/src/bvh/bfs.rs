@@ -242,7 +242,7 @@ where
 
 /// Counts of one traversal step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StepStats {
+pub struct TraversalStepStats {
     /// The step.
     pub step: usize,
     /// Pairs tested.
@@ -274,7 +274,7 @@ pub struct BfsOutput {
     /// Accepted triangle pairs `(triangle of A, triangle of B)`, sorted.
     pub pairs: Vec<(u32, u32)>,
     /// Per-step counts, in step order, from the starting step on.
-    pub steps: Vec<StepStats>,
+    pub steps: Vec<TraversalStepStats>,
     /// What the entrance level did.
     pub entrance: EntranceUse,
 }
@@ -437,7 +437,7 @@ impl EntranceLevel {
         });
     }
 
-    fn adjust(&mut self, steps: &[StepStats], last: usize) {
+    fn adjust(&mut self, steps: &[TraversalStepStats], last: usize) {
         if !self.auto {
             return;
         }
@@ -517,7 +517,7 @@ where
         let levels = StepLevels::new(a, b, step);
         if levels.is_leaf_step() {
             let overlapping = test_leaf_pairs(a, b, &sat, &pairs, &mut intersects, &mut hits);
-            steps.push(StepStats {
+            steps.push(TraversalStepStats {
                 step,
                 tested: pairs.len(),
                 overlapping,
@@ -529,7 +529,7 @@ where
             _ => 0.0,
         };
         let overlapping = count_children(a, b, &sat, levels, inflate, &pairs, &mut counts);
-        steps.push(StepStats {
+        steps.push(TraversalStepStats {
             step,
             tested: pairs.len(),
             overlapping,

@@ -1402,34 +1402,6 @@ mod tests {
         }
     }
 
-    #[test]
-    #[ignore = "timing; run with --release -- --ignored --nocapture"]
-    fn build_time_20k_sphere() {
-        let mesh = shapes::icosphere(1.0, 5).unwrap().into_mesh();
-        let start = std::time::Instant::now();
-        let tree = ObbTree::build(&mesh);
-        let build = start.elapsed();
-        let pose = DPose {
-            rotation: DMat3::from_rotation_y(0.3),
-            translation: DVec3::new(1.5, 0.2, 0.1),
-        };
-        let start = std::time::Instant::now();
-        let mut calls = 0u64;
-        let pairs = tree.all_pairs(&tree, &pose, |_, _| {
-            calls += 1;
-            true
-        });
-        let query = start.elapsed();
-        println!(
-            "{} triangles: build {build:?}, depth {}; all_pairs vs itself: {} leaf pairs in {query:?}",
-            mesh.triangle_count(),
-            tree.depth(),
-            pairs.len()
-        );
-        assert_eq!(tree.nodes().len(), 2 * mesh.triangle_count() - 1);
-        assert_eq!(calls as usize, pairs.len());
-    }
-
     /// The shared bunnies for the build benchmarks, or none when `../shared/meshes` is absent.
     fn shared_bunnies() -> Vec<(&'static str, TriMesh)> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/meshes");

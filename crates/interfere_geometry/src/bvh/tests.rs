@@ -513,36 +513,3 @@ fn entrance_level_gives_identical_results() {
     );
     assert_eq!(run_sequence(&other, &poses[80..81], &mut e), (0, 1));
 }
-
-/// Release-mode timing: `cargo test -p interfere_geometry --release --locked -- --ignored
-/// --nocapture timing`.
-#[test]
-#[ignore]
-fn timing_dfs_all_pairs_20k_spheres() {
-    let sphere = shapes::icosphere(1.0, 5).unwrap().into_mesh(); // 20480 triangles
-    let t0 = std::time::Instant::now();
-    let tree = BalancedTree::build(&sphere);
-    let build = t0.elapsed();
-    for offset in [1.9f32, 1.5, 1.0, 0.0] {
-        let pose = Pose::new(Quat::from_rotation_y(0.4), Vec3::new(offset, 0.1, 0.0)).to_f64();
-        let reps = 10;
-        let t = std::time::Instant::now();
-        let mut n = 0;
-        for _ in 0..reps {
-            n = dfs::all_pairs(&tree, &tree, &pose, |_, _| true).len();
-        }
-        let dfs_time = t.elapsed() / reps;
-        let t = std::time::Instant::now();
-        let mut m = 0;
-        for _ in 0..reps {
-            m = bfs::all_pairs(&tree, &tree, &pose, &BfsConfig::default(), |_, _| true)
-                .unwrap()
-                .len();
-        }
-        let bfs_time = t.elapsed() / reps;
-        assert_eq!(n, m);
-        println!(
-            "20480 vs 20480 tris, offset {offset}: {n} leaf pairs, dfs {dfs_time:?}, bfs {bfs_time:?} (build {build:?})"
-        );
-    }
-}

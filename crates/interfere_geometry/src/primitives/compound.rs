@@ -9,7 +9,7 @@
 
 use super::overlap::{primitive_solid_intersect, primitives_intersect};
 use super::ray::PrimitiveHit;
-use super::volume::{PrimitiveVolume, VolumeMethod, intersection_volume, volume_method};
+use super::volume::{PrimitiveVolume, PrimitiveVolumeMethod, intersection_volume, volume_method};
 use super::{Primitive, PrimitiveError, check_pose};
 use crate::aabb::Aabb;
 use crate::bvh::BalancedTree;
@@ -47,7 +47,7 @@ pub struct CompoundVolumes {
     /// The overlapping part pairs with a closed form, and their volumes.
     pub volumes: Vec<PartVolume>,
     /// The overlapping part pairs `(part_a, part_b)` without a closed form (see
-    /// [`super::VolumeMethod::Tessellate`]): route them through the mesh–mesh volume.
+    /// [`super::PrimitiveVolumeMethod::Tessellate`]): route them through the mesh–mesh volume.
     pub needs_mesh: Vec<(usize, usize)>,
 }
 
@@ -232,7 +232,7 @@ impl Compound {
                 continue;
             }
             match volume_method(&shape, other) {
-                VolumeMethod::ClosedForm => {
+                PrimitiveVolumeMethod::ClosedForm => {
                     if let Some(v) = intersection_volume(&shape, &pp, other, other_pose)? {
                         out.volumes.push(PartVolume {
                             part_a: i,

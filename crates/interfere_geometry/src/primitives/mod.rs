@@ -11,7 +11,7 @@
 //!   exact volume deficit of the inscribed one;
 //! * `overlap`: do two primitives, or a primitive and a placed [`Solid`], share a point;
 //! * `volume`: intersection volume `V`, `∂V/∂x_b`, `∂V/∂θ_b` and the planar surface regions
-//!   they come from ([`PrimitiveVolume`]), for the pairs listed in [`VolumeMethod`];
+//!   they come from ([`PrimitiveVolume`]), for the pairs listed in [`PrimitiveVolumeMethod`];
 //! * [`Compound`]: several primitives fixed in one body.
 //!
 //! Every pose is a [`DPose`] mapping the primitive's local frame to the world; a pose with a
@@ -21,7 +21,7 @@
 //! [`Solid`]: crate::Solid
 
 mod ball;
-mod closest;
+pub(crate) mod closest;
 mod compound;
 mod cylinder;
 mod exact;
@@ -43,7 +43,7 @@ pub use ray::PrimitiveHit;
 pub use region::{PlanarRegion, SurfacePiece};
 pub use tessellate::TESSELLATION_MAX_RESOLUTION;
 pub use volume::{
-    PrimitiveVolume, VolumeMethod, half_space_solid_volume, intersection_volume,
+    PrimitiveVolume, PrimitiveVolumeMethod, half_space_solid_volume, intersection_volume,
     primitive_solid_volume, sphere_solid_volume, volume_method, volume_method_with_solid,
 };
 
@@ -175,7 +175,7 @@ pub enum PrimitiveError {
     #[error("a half-space is unbounded: {0}")]
     Unbounded(&'static str),
     /// There is no closed form for this pair: route it through the mesh–mesh volume with
-    /// tessellations (see [`VolumeMethod`]).
+    /// tessellations (see [`PrimitiveVolumeMethod`]).
     #[error(
         "no closed-form intersection volume for {a}–{b}; use tessellations and the mesh–mesh volume"
     )]

@@ -122,11 +122,10 @@ pub fn primitives_intersect(
 }
 
 fn intersect_checked(a: &Primitive, pose_a: &DPose, b: &Primitive, pose_b: &DPose) -> bool {
-    use Primitive as P;
     // B in A's frame.
     let rel = pose_a.inverse().mul(pose_b);
     match (*a, *b) {
-        (P::HalfSpace { normal: na }, P::HalfSpace { normal: nb }) => {
+        (Primitive::HalfSpace { normal: na }, Primitive::HalfSpace { normal: nb }) => {
             let nb = rel.rotation * nb;
             if (na + nb).length() > 1e-12 {
                 true
@@ -135,8 +134,8 @@ fn intersect_checked(a: &Primitive, pose_a: &DPose, b: &Primitive, pose_b: &DPos
                 na.dot(rel.translation) <= 0.0
             }
         }
-        (P::HalfSpace { normal }, _) => half_space_meets(normal, b, &rel),
-        (_, P::HalfSpace { .. }) => intersect_checked(b, pose_b, a, pose_a),
+        (Primitive::HalfSpace { normal }, _) => half_space_meets(normal, b, &rel),
+        (_, Primitive::HalfSpace { .. }) => intersect_checked(b, pose_b, a, pose_a),
         _ => {
             if let (Some((a0, a1, ra)), Some((b0, b1, rb))) = (core(a), core(b)) {
                 let (x, y) =
@@ -149,13 +148,13 @@ fn intersect_checked(a: &Primitive, pose_a: &DPose, b: &Primitive, pose_b: &DPos
             // Here B is a cuboid or a cylinder; A anything bounded. Work in B's frame.
             let a_in_b = rel.inverse();
             match (*a, *b) {
-                (P::Sphere { radius }, P::Cuboid { half_extents }) => {
+                (Primitive::Sphere { radius }, Primitive::Cuboid { half_extents }) => {
                     let c = a_in_b.translation;
                     (on_box(c, half_extents) - c).length() <= radius
                 }
                 (
-                    P::Sphere { radius },
-                    P::Cylinder {
+                    Primitive::Sphere { radius },
+                    Primitive::Cylinder {
                         half_height,
                         radius: rc,
                     },
@@ -163,7 +162,10 @@ fn intersect_checked(a: &Primitive, pose_a: &DPose, b: &Primitive, pose_b: &DPos
                     let c = a_in_b.translation;
                     (on_cylinder(c, half_height, rc) - c).length() <= radius
                 }
-                (P::Cuboid { half_extents: ha }, P::Cuboid { half_extents: hb }) => {
+                (
+                    Primitive::Cuboid { half_extents: ha },
+                    Primitive::Cuboid { half_extents: hb },
+                ) => {
                     let corners: [DVec3; 8] =
                         std::array::from_fn(|k| rel.transform_dpoint(box_corner(hb, k)));
                     boxes_meet(ha, &corners)

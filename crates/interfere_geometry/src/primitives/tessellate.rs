@@ -253,7 +253,7 @@ impl Primitive {
 
     /// The inscribed mesh at [`Primitive::resolution_for`]`(rel_error)`, with that resolution:
     /// the tessellation route for pairs without a closed form (see
-    /// [`super::VolumeMethod::Tessellate`]).
+    /// [`super::PrimitiveVolumeMethod::Tessellate`]).
     pub fn to_solid_within(&self, rel_error: f64) -> Result<(Solid, u32), PrimitiveError> {
         let n = self.resolution_for(rel_error)?;
         Ok((self.to_solid(n)?, n))

@@ -23,7 +23,7 @@
 //! | sphere A – mesh | ball ∩ mesh (module `ball`) | B's triangles inside A, `+n_B` |
 //!
 //! and the reversed pairs by [`PrimitiveVolume::swapped`]. Every other pair has no closed form
-//! here ([`VolumeMethod::Tessellate`]): tessellate the curved side(s) with
+//! here ([`PrimitiveVolumeMethod::Tessellate`]): tessellate the curved side(s) with
 //! [`Primitive::to_solid`] at [`Primitive::resolution_for`] and use the mesh–mesh volume.
 
 use super::ball::{ball_mesh, ball_planes};
@@ -39,7 +39,7 @@ use std::f64::consts::PI;
 
 /// How the intersection volume of a pair is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VolumeMethod {
+pub enum PrimitiveVolumeMethod {
     /// Closed form or exact polyhedral clipping: [`intersection_volume`],
     /// [`primitive_solid_volume`].
     ClosedForm,
@@ -52,26 +52,26 @@ pub enum VolumeMethod {
 }
 
 /// The method for a primitive pair (symmetric).
-pub fn volume_method(a: &Primitive, b: &Primitive) -> VolumeMethod {
+pub fn volume_method(a: &Primitive, b: &Primitive) -> PrimitiveVolumeMethod {
     use PrimitiveKind::*;
     match (a.kind(), b.kind()) {
-        (HalfSpace, HalfSpace) => VolumeMethod::Unbounded,
+        (HalfSpace, HalfSpace) => PrimitiveVolumeMethod::Unbounded,
         (HalfSpace, Sphere | Capsule | Cylinder | Cuboid)
         | (Sphere | Capsule | Cylinder | Cuboid, HalfSpace)
         | (Sphere, Sphere)
         | (Cuboid, Cuboid)
         | (Sphere, Cuboid)
-        | (Cuboid, Sphere) => VolumeMethod::ClosedForm,
-        _ => VolumeMethod::Tessellate,
+        | (Cuboid, Sphere) => PrimitiveVolumeMethod::ClosedForm,
+        _ => PrimitiveVolumeMethod::Tessellate,
     }
 }
 
 /// The method for a primitive against a closed mesh: closed form for the sphere and the
 /// half-space, tessellation (exact for the cuboid) otherwise.
-pub fn volume_method_with_solid(a: &Primitive) -> VolumeMethod {
+pub fn volume_method_with_solid(a: &Primitive) -> PrimitiveVolumeMethod {
     match a.kind() {
-        PrimitiveKind::Sphere | PrimitiveKind::HalfSpace => VolumeMethod::ClosedForm,
-        _ => VolumeMethod::Tessellate,
+        PrimitiveKind::Sphere | PrimitiveKind::HalfSpace => PrimitiveVolumeMethod::ClosedForm,
+        _ => PrimitiveVolumeMethod::Tessellate,
     }
 }
 
@@ -196,25 +196,24 @@ pub fn intersection_volume(
 ) -> Result<Option<PrimitiveVolume>, PrimitiveError> {
     check_pose(pose_a, "A")?;
     check_pose(pose_b, "B")?;
-    use Primitive as P;
     match (*a, *b) {
-        (P::HalfSpace { .. }, P::HalfSpace { .. }) => Err(PrimitiveError::Unbounded(
-            "two half-spaces have no finite intersection volume",
-        )),
-        (P::HalfSpace { normal }, _) => Ok(half_space_primitive(normal, pose_a, b, pose_b)),
-        (_, P::HalfSpace { normal }) => {
+        (Primitive::HalfSpace { .. }, Primitive::HalfSpace { .. }) => Err(
+            PrimitiveError::Unbounded("two half-spaces have no finite intersection volume"),
+        ),
+        (Primitive::HalfSpace { normal }, _) => Ok(half_space_primitive(normal, pose_a, b, pose_b)),
+        (_, Primitive::HalfSpace { normal }) => {
             Ok(half_space_primitive(normal, pose_b, a, pose_a).map(|v| v.swapped()))
         }
-        (P::Sphere { radius: ra }, P::Sphere { radius: rb }) => {
+        (Primitive::Sphere { radius: ra }, Primitive::Sphere { radius: rb }) => {
             Ok(lens(ra, pose_a.translation, rb, pose_b.translation))
         }
-        (P::Cuboid { half_extents: ha }, P::Cuboid { half_extents: hb }) => {
+        (Primitive::Cuboid { half_extents: ha }, Primitive::Cuboid { half_extents: hb }) => {
             Ok(box_box(ha, pose_a, hb, pose_b))
         }
-        (P::Sphere { radius }, P::Cuboid { half_extents }) => {
+        (Primitive::Sphere { radius }, Primitive::Cuboid { half_extents }) => {
             Ok(sphere_box(radius, pose_a, half_extents, pose_b))
         }
-        (P::Cuboid { half_extents }, P::Sphere { radius }) => {
+        (Primitive::Cuboid { half_extents }, Primitive::Sphere { radius }) => {
             Ok(sphere_box(radius, pose_b, half_extents, pose_a).map(|v| v.swapped()))
         }
         _ => Err(PrimitiveError::NoClosedForm {

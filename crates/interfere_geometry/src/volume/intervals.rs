@@ -8,7 +8,7 @@
 //! of hits at equal depth and kind is the order of the hit lists (an unstable sort on depth and
 //! kind: the same lists give the same ends).
 
-use super::ray_bvh::RayHit;
+use super::ray_bvh::LineCrossing;
 
 /// One end of a depth interval inside both solids.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -16,7 +16,7 @@ pub struct IntervalEnd {
     /// Whether the end lies on B's surface (else on A's).
     pub on_b: bool,
     /// The hit at the end (its depth is `hit.t`).
-    pub hit: RayHit,
+    pub hit: LineCrossing,
     /// `-1` where the line enters the intersection (a lower end `z⁻`), `+1` where it leaves
     /// (an upper end `z⁺`): the sign of the end's term in Eq. 2.
     pub sign: f64,
@@ -38,8 +38,8 @@ impl IntervalSweep {
     /// reported).
     pub fn sweep(
         &mut self,
-        hits_a: &[RayHit],
-        hits_b: &[RayHit],
+        hits_a: &[LineCrossing],
+        hits_b: &[LineCrossing],
         mut end: impl FnMut(IntervalEnd),
     ) -> bool {
         let events = &mut self.events;

@@ -46,7 +46,7 @@ pub use exact::{
     Traversal, exact_volume,
 };
 pub use intervals::{IntervalEnd, IntervalSweep};
-pub use ray_bvh::{AxisRay, RayHit, RayMesh};
+pub use ray_bvh::{AxisRay, LineCrossing, RayMesh};
 pub use uniform::{
     LineGrid, Sampling, SurfacePoint, UniformOptions, UniformVolume, VolumeResult, uniform_volume,
 };

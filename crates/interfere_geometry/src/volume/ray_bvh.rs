@@ -36,7 +36,7 @@ use robust::{Coord, orient2d};
 
 /// One crossing of a line with a triangle.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RayHit {
+pub struct LineCrossing {
     /// The triangle's index in the mesh.
     pub triangle: u32,
     /// Line parameter of the hit: the point is `origin + t · dir` (for an [`AxisRay`], `t` is
@@ -98,7 +98,7 @@ impl RayMesh {
     /// Places `mesh`, with its tree `tree` (built by [`BalancedTree::build`] over the same
     /// mesh), by `pose`. Fails when the tree does not match the mesh or the pose is not finite.
     pub fn new(mesh: &TriMesh, tree: &BalancedTree, pose: &DPose) -> Result<Self, VolumeError> {
-        if !pose_is_finite(pose) {
+        if !pose.is_finite() {
             return Err(VolumeError::NonFinitePose);
         }
         if tree.triangle_count() != mesh.triangle_count() {
@@ -235,7 +235,7 @@ impl RayMesh {
     }
 
     /// Appends every hit of the axis-parallel line `ray` to `out` (unsorted), using the tree.
-    pub fn cast_axis(&self, ray: &AxisRay, out: &mut Vec<RayHit>) {
+    pub fn cast_axis(&self, ray: &AxisRay, out: &mut Vec<LineCrossing>) {
         let k = ray.axis % 3;
         let (ku, kv) = ((k + 1) % 3, (k + 2) % 3);
         let (u, v) = (ray.u, ray.v);
@@ -360,7 +360,7 @@ impl RayMesh {
     }
 
     /// The same hits as [`Self::cast_axis`], by testing every triangle (the oracle).
-    pub fn cast_axis_brute(&self, ray: &AxisRay, out: &mut Vec<RayHit>) {
+    pub fn cast_axis_brute(&self, ray: &AxisRay, out: &mut Vec<LineCrossing>) {
         let k = ray.axis % 3;
         for t in 0..self.triangles.len() as u32 {
             if let Some(h) = self.hit_axis(t, k, ray.u, ray.v) {
@@ -370,12 +370,12 @@ impl RayMesh {
     }
 
     /// The hit of triangle `t` (a valid index) with the line along axis `k` through `(u, v)`.
-    pub(crate) fn hit_axis(&self, t: u32, k: usize, u: f64, v: f64) -> Option<RayHit> {
+    pub(crate) fn hit_axis(&self, t: u32, k: usize, u: f64, v: f64) -> Option<LineCrossing> {
         let p = self.triangle(t as usize);
         let (ku, kv) = ((k + 1) % 3, (k + 2) % 3);
         let c = p.map(|x| Coord { x: x[ku], y: x[kv] });
         let (sign, bary) = point_in_triangle_sos(c, Coord { x: u, y: v })?;
-        Some(RayHit {
+        Some(LineCrossing {
             triangle: t,
             t: interpolate(bary, [p[0][k], p[1][k], p[2][k]]),
             barycentric: bary,
@@ -389,7 +389,7 @@ impl RayMesh {
         &self,
         origin: DVec3,
         dir: DVec3,
-        out: &mut Vec<RayHit>,
+        out: &mut Vec<LineCrossing>,
     ) -> Result<(), VolumeError> {
         let shear = Shear::new(origin, dir)?;
         // Box tests are padded far beyond the rounding of the shear and the slab arithmetic, so
@@ -429,7 +429,7 @@ impl RayMesh {
         &self,
         origin: DVec3,
         dir: DVec3,
-        out: &mut Vec<RayHit>,
+        out: &mut Vec<LineCrossing>,
     ) -> Result<(), VolumeError> {
         let shear = Shear::new(origin, dir)?;
         for t in 0..self.triangles.len() as u32 {
@@ -440,7 +440,7 @@ impl RayMesh {
         Ok(())
     }
 
-    fn hit_line(&self, t: u32, s: &Shear) -> Option<RayHit> {
+    fn hit_line(&self, t: u32, s: &Shear) -> Option<LineCrossing> {
         let p = self.triangle(t as usize);
         let rel = p.map(|x| x - s.origin);
         let c = rel.map(|r| Coord {
@@ -449,7 +449,7 @@ impl RayMesh {
         });
         let (sign, bary) = point_in_triangle_sos(c, Coord { x: 0.0, y: 0.0 })?;
         let z = interpolate(bary, [rel[0][s.kz], rel[1][s.kz], rel[2][s.kz]]);
-        Some(RayHit {
+        Some(LineCrossing {
             triangle: t,
             t: z / s.dz,
             barycentric: bary,
@@ -466,9 +466,9 @@ pub(crate) const BLOCK_SIDE: usize = 8;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BlockHits {
     /// Hits in traversal order, tagged with their line.
-    scratch: Vec<(u32, RayHit)>,
+    scratch: Vec<(u32, LineCrossing)>,
     /// Hits grouped by line, each line's in traversal order.
-    hits: Vec<RayHit>,
+    hits: Vec<LineCrossing>,
     /// `hits[start[l]..start[l + 1]]` are line `l`'s.
     start: Vec<usize>,
 }
@@ -491,7 +491,7 @@ impl BlockHits {
             self.start[l + 1] += self.start[l];
         }
         let mut next = self.start.clone();
-        let filler = RayHit {
+        let filler = LineCrossing {
             triangle: 0,
             t: 0.0,
             barycentric: [0.0; 3],
@@ -510,7 +510,7 @@ impl BlockHits {
     }
 
     /// Records a hit of line `line` (below the count given to [`Self::begin`]).
-    pub(crate) fn push(&mut self, line: usize, hit: RayHit) {
+    pub(crate) fn push(&mut self, line: usize, hit: LineCrossing) {
         self.scratch.push((line as u32, hit));
     }
 
@@ -520,7 +520,7 @@ impl BlockHits {
     }
 
     /// The hits of line `l` (empty for a line outside the block or skipped by the mask).
-    pub(crate) fn line(&self, l: usize) -> &[RayHit] {
+    pub(crate) fn line(&self, l: usize) -> &[LineCrossing] {
         match (self.start.get(l), self.start.get(l + 1)) {
             (Some(&a), Some(&b)) => &self.hits[a..b],
             _ => &[],
@@ -622,11 +622,4 @@ fn point_in_triangle_sos(p: [Coord<f64>; 3], q: Coord<f64>) -> Option<(i8, [f64;
         return Some((s0, [1.0 / 3.0; 3]));
     }
     Some((s0, [w0 / sum, w1 / sum, w2 / sum]))
-}
-
-pub(crate) fn pose_is_finite(p: &DPose) -> bool {
-    p.translation.is_finite()
-        && p.rotation.x_axis.is_finite()
-        && p.rotation.y_axis.is_finite()
-        && p.rotation.z_axis.is_finite()
 }

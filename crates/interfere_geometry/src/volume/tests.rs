@@ -45,7 +45,7 @@ fn ray_mesh(s: &Solid, p: &DPose) -> RayMesh {
     RayMesh::new(s, &BalancedTree::build(s), p).unwrap()
 }
 
-fn sorted(mut h: Vec<RayHit>) -> Vec<RayHit> {
+fn sorted(mut h: Vec<LineCrossing>) -> Vec<LineCrossing> {
     h.sort_by_key(|a| a.triangle);
     h
 }
@@ -62,7 +62,7 @@ fn test_solids() -> Vec<Solid> {
 
 /// Checks that the hits of a closed mesh balance and, for a convex one, that there is at most
 /// one of each kind.
-fn check_balanced(hits: &[RayHit], convex: bool, what: &str) {
+fn check_balanced(hits: &[LineCrossing], convex: bool, what: &str) {
     let enter = hits.iter().filter(|h| h.entering).count();
     let leave = hits.len() - enter;
     assert_eq!(enter, leave, "{what}: {hits:?}");

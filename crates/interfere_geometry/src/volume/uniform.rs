@@ -46,7 +46,7 @@ use super::VolumeError;
 use super::axis_bins::AxisBins;
 use super::error_estimate;
 use super::intervals::IntervalSweep;
-use super::ray_bvh::{AxisRay, BLOCK_SIDE, BlockHits, RayMesh, pose_is_finite};
+use super::ray_bvh::{AxisRay, BLOCK_SIDE, BlockHits, RayMesh};
 use crate::bvh::BalancedTree;
 use crate::pose::DPose;
 use crate::topology::Solid;
@@ -331,7 +331,7 @@ impl<'a> UniformVolume<'a> {
         b_to_a: &DPose,
         f: impl FnOnce(&RayMesh) -> T,
     ) -> Result<T, VolumeError> {
-        if !pose_is_finite(b_to_a) {
+        if !b_to_a.is_finite() {
             return Err(VolumeError::NonFinitePose);
         }
         let cached = self.ray_b.try_lock().ok().and_then(|mut slot| slot.take());

@@ -641,7 +641,7 @@ fn gpu_kernel_timings_follow_the_adapter() {
 #[test]
 #[ignore = "benchmark: run in release"]
 fn bunny_tumble_gpu_vs_cpu_obbtree() {
-    use interfere_geometry::{Collider, MeshOptions, Method};
+    use interfere_geometry::{MeshOptions, MeshQueries, Method};
     use std::time::{Duration, Instant};
     let Some(k) = kernels("bunny_tumble_gpu_vs_cpu_obbtree") else {
         return;
@@ -656,7 +656,7 @@ fn bunny_tumble_gpu_vs_cpu_obbtree() {
     let mesh = interfere_geometry::io::load_mesh(&path, &MeshOptions::default())
         .expect("bunny25k")
         .normalized_to_unit_cube();
-    let collider = Collider::new(mesh.clone());
+    let collider = MeshQueries::new(mesh.clone());
     collider.prepare(Method::Obb);
     let set = upload(&k, std::slice::from_ref(&mesh));
     let tumble = |d: f64, i: usize, n: usize| {

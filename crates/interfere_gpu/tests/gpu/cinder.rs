@@ -3,7 +3,7 @@
 
 use interfere_geometry::containment::{PointLocation, locate_point};
 use interfere_geometry::glam::{DVec3, EulerRot, Quat, Vec3};
-use interfere_geometry::interference::{Collider, Method};
+use interfere_geometry::interference::{MeshQueries, Method};
 use interfere_geometry::{DPose, Pose, Solid, TriMesh, shapes};
 use interfere_gpu::testing::gpu_or_skip;
 use interfere_gpu::{Cinder, CinderObject, CinderOptions, DEFAULT_EDGE_OFFSET_PIXELS, GpuError};
@@ -19,8 +19,8 @@ fn object(mesh: &TriMesh, pose: &Pose) -> CinderObject {
 }
 
 fn cpu_interferes(a: &TriMesh, pose_a: &Pose, b: &TriMesh, pose_b: &Pose) -> bool {
-    let a = Collider::new(a.transformed(pose_a));
-    let b = Collider::new(b.transformed(pose_b));
+    let a = MeshQueries::new(a.transformed(pose_a));
+    let b = MeshQueries::new(b.transformed(pose_b));
     a.interference(&b, &DPose::IDENTITY, Method::Obb, false)
         .expect("cpu interference")
         .intersecting
@@ -450,7 +450,7 @@ fn cinder_scene_of_200_boxes_matches_cpu() {
             vertices: mesh.vertices().iter().map(|v| v.to_array()).collect(),
             triangles: mesh.triangles().to_vec(),
         });
-        meshes.push(Collider::new(mesh));
+        meshes.push(MeshQueries::new(mesh));
     }
     let start = std::time::Instant::now();
     let report = cinder

@@ -3,8 +3,8 @@
 //! half-space (touching, nested and separate pairs).
 
 use interfere_dynamics::{
-    BodyId, Collider, ContactStage, CpuContacts, HalfSpace, MeshShape, MeshSpacing, PairContact,
-    RigidBody, Simulation, SimulationSettings, StageOutput, VolumeMethod,
+    Body, BodyId, BodyShape, ContactStage, CpuContacts, HalfSpace, MeshShape, MeshSpacing,
+    PairContact, Simulation, SimulationSettings, StageOutput, VolumeMethod,
 };
 use interfere_geometry::glam::{DQuat, DVec3, Vec3};
 use interfere_geometry::shapes;
@@ -28,8 +28,8 @@ fn scene(seed: u64) -> Simulation {
     ];
     let ground = HalfSpace::new(DVec3::Z, DVec3::new(0.0, 0.0, -0.7)).unwrap();
     sim.insert(
-        RigidBody::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap(),
-        Some(Collider::half_space(ground)),
+        Body::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap(),
+        Some(BodyShape::half_space(ground)),
     )
     .unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -42,8 +42,8 @@ fn scene(seed: u64) -> Simulation {
         );
         let axis = DVec3::new(rng.random(), rng.random(), rng.random()).normalize_or(DVec3::X);
         let q = DQuat::from_axis_angle(axis, rng.random_range(-3.0..3.0));
-        let body = RigidBody::dynamic(&shape.mass_at(500.0), at, q).unwrap();
-        sim.insert(body, Some(Collider::mesh(shape.clone())))
+        let body = Body::dynamic(&shape.mass_at(500.0), at, q).unwrap();
+        sim.insert(body, Some(BodyShape::mesh(shape.clone())))
             .unwrap();
     }
     sim
@@ -255,17 +255,17 @@ fn resting_pair() -> Simulation {
     let slab = Arc::new(MeshShape::new(shapes::cuboid(Vec3::new(2.0, 2.0, 0.5)).unwrap()).unwrap());
     let cube = Arc::new(MeshShape::new(shapes::cuboid(Vec3::splat(0.25)).unwrap()).unwrap());
     sim.insert(
-        RigidBody::fixed(DVec3::new(0.0, 0.0, -0.5), DQuat::IDENTITY).unwrap(),
-        Some(Collider::mesh(slab)),
+        Body::fixed(DVec3::new(0.0, 0.0, -0.5), DQuat::IDENTITY).unwrap(),
+        Some(BodyShape::mesh(slab)),
     )
     .unwrap();
-    let body = RigidBody::dynamic(
+    let body = Body::dynamic(
         &cube.mass_at(500.0),
         DVec3::new(0.0, 0.0, 0.26),
         DQuat::IDENTITY,
     )
     .unwrap();
-    sim.insert(body, Some(Collider::mesh(cube))).unwrap();
+    sim.insert(body, Some(BodyShape::mesh(cube))).unwrap();
     sim
 }
 

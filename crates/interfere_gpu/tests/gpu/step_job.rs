@@ -1,7 +1,7 @@
 //! The per-step GPU job (`interfere_gpu::step_job`) against the separate kernels and the CPU:
 //! CInDeR's flags equal `Cinder::run` on the same world-space objects and contain every exact
 //! CPU interfering pair outside CInDeR's resolution band; the triangle pairs equal
-//! `Collider::all_pairs` exactly; each pair's volume equals `GpuVolume::compute` (the same
+//! `MeshQueries::all_pairs` exactly; each pair's volume equals `GpuVolume::compute` (the same
 //! lines, bit for bit) and the CPU `uniform_volume` within the tolerance of
 //! `tests/gpu/volume.rs`. Also: forced overflows (a second round, identical answers), polling
 //! without blocking, empty inputs, refused inputs and limits, a destroyed device, the mesh
@@ -9,7 +9,7 @@
 
 use interfere_geometry::glam::{DVec3, Quat, Vec3};
 use interfere_geometry::volume::{Sampling, UniformOptions, VolumeResult, uniform_volume};
-use interfere_geometry::{Collider, DPose, Method, Pose, Solid, TriMesh, shapes};
+use interfere_geometry::{DPose, MeshQueries, Method, Pose, Solid, TriMesh, shapes};
 use interfere_gpu::step_job::job_cinder_object;
 use interfere_gpu::testing::gpu_or_skip;
 use interfere_gpu::{
@@ -232,7 +232,7 @@ fn options(volume: &JobVolume, k: usize) -> UniformOptions {
 }
 
 /// The CPU's exact interference of two placed solids (crossing triangles, else containment).
-fn interferes(a: &Collider, b: &Collider) -> bool {
+fn interferes(a: &MeshQueries, b: &MeshQueries) -> bool {
     a.interference(b, &DPose::IDENTITY, Method::Aabb, false)
         .expect("exact query")
         .intersecting
@@ -279,8 +279,8 @@ fn check_answer(
 ) -> (usize, usize, usize) {
     let pairs = &input.pairs;
     assert_eq!(answer.step, input.step);
-    let colliders: Vec<Collider> = (0..scene.objects.len())
-        .map(|i| Collider::new(scene.world(i)))
+    let colliders: Vec<MeshQueries> = (0..scene.objects.len())
+        .map(|i| MeshQueries::new(scene.world(i)))
         .collect();
     let mut flagged_count = 0;
     // CInDeR: equal to Cinder::run on the same objects, and conservative outside the band.
@@ -305,8 +305,9 @@ fn check_answer(
         expected.sort_by_key(|p| pairs.iter().position(|q| q == p));
         assert_eq!(flagged, &expected, "{name}: flags against Cinder::run");
         let delta = report.resolution_bound as f32;
-        let offset =
-            |i: usize, d: f32| Collider::new(crate::cinder_scene::offset_mesh(&scene.world(i), d));
+        let offset = |i: usize, d: f32| {
+            MeshQueries::new(crate::cinder_scene::offset_mesh(&scene.world(i), d))
+        };
         for &(i, j) in pairs {
             let (i, j) = (i as usize, j as usize);
             let exact = interferes(&colliders[i], &colliders[j]);
@@ -333,8 +334,8 @@ fn check_answer(
             };
             // The exact set for the job's geometry: the local meshes with j placed in i's frame.
             let local = {
-                let a = Collider::new(scene.solid(i as usize).mesh().clone());
-                let b = Collider::new(scene.solid(j as usize).mesh().clone());
+                let a = MeshQueries::new(scene.solid(i as usize).mesh().clone());
+                let b = MeshQueries::new(scene.solid(j as usize).mesh().clone());
                 if traversed {
                     a.all_pairs(&b, &scene.b_to_a((i, j)), Method::Aabb)
                         .expect("cpu pairs")

@@ -22,7 +22,8 @@
 use interfere_geometry::bvh::BalancedTree;
 use interfere_geometry::glam::{DVec3, Quat, Vec3};
 use interfere_geometry::volume::{
-    AxisRay, RayHit, RayMesh, Sampling, UniformOptions, VolumeError, VolumeResult, uniform_volume,
+    AxisRay, LineCrossing, RayMesh, Sampling, UniformOptions, VolumeError, VolumeResult,
+    uniform_volume,
 };
 use interfere_geometry::{DPose, Pose, Solid, TriMesh, shapes};
 use interfere_gpu::testing::gpu_or_skip;
@@ -82,7 +83,7 @@ fn cpu_lines(a: &Solid, b: &Solid, b_to_a: &DPose, r: u32) -> Vec<(AxisRay, f64)
                     u: lo[ku] + (f64::from(i) + 0.5) * hu,
                     v: lo[kv] + (f64::from(j) + 0.5) * hv,
                 };
-                let (mut ha, mut hb) = (Vec::<RayHit>::new(), Vec::<RayHit>::new());
+                let (mut ha, mut hb) = (Vec::<LineCrossing>::new(), Vec::<LineCrossing>::new());
                 ma.cast_axis_brute(&ray, &mut ha);
                 mb.cast_axis_brute(&ray, &mut hb);
                 let mut ev: Vec<(f64, bool, bool)> = ha

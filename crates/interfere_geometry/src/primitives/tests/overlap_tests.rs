@@ -4,12 +4,12 @@
 
 use super::*;
 use crate::bvh::BalancedTree;
-use crate::interference::{Collider, Method};
+use crate::interference::{MeshQueries, Method};
 use crate::primitives::{primitive_solid_intersect, primitives_intersect};
 use crate::shapes;
 use rand::SeedableRng;
 
-fn meshes_meet(a: &Collider, pa: &DPose, b: &Collider, pb: &DPose) -> bool {
+fn meshes_meet(a: &MeshQueries, pa: &DPose, b: &MeshQueries, pb: &DPose) -> bool {
     let b_to_a = pa.inverse().mul(pb);
     a.interference(b, &b_to_a, Method::Aabb, false)
         .expect("valid pose")
@@ -37,12 +37,12 @@ fn primitive_pairs_agree_with_tessellation_brackets() {
                     "symmetry"
                 );
                 let (ia, ib) = (
-                    Collider::new(a.to_solid(res).unwrap().into_mesh()),
-                    Collider::new(b.to_solid(res).unwrap().into_mesh()),
+                    MeshQueries::new(a.to_solid(res).unwrap().into_mesh()),
+                    MeshQueries::new(b.to_solid(res).unwrap().into_mesh()),
                 );
                 let (oa, ob) = (
-                    Collider::new(a.to_solid_circumscribed(res).unwrap().into_mesh()),
-                    Collider::new(b.to_solid_circumscribed(res).unwrap().into_mesh()),
+                    MeshQueries::new(a.to_solid_circumscribed(res).unwrap().into_mesh()),
+                    MeshQueries::new(b.to_solid_circumscribed(res).unwrap().into_mesh()),
                 );
                 if meshes_meet(&ia, &pa, &ib, &pb) {
                     assert!(got, "{a:?} {b:?}: inscribed meshes meet");
@@ -207,7 +207,7 @@ fn primitive_against_meshes() {
     let box_tree = BalancedTree::build(&box_mesh);
     let torus = shapes::torus(1.0, 0.35, 40, 20).unwrap();
     let torus_tree = BalancedTree::build(&torus);
-    let torus_col = Collider::new(torus.clone().into_mesh());
+    let torus_col = MeshQueries::new(torus.clone().into_mesh());
     let (mut agree, mut bracketed) = (0, 0);
     for k in 0..5 {
         for _ in 0..60 {
@@ -226,8 +226,8 @@ fn primitive_against_meshes() {
                 continue;
             }
             let got = primitive_solid_intersect(&p, &pp, &torus, &torus_tree, &pm).unwrap();
-            let inner = Collider::new(p.to_solid(48).unwrap().into_mesh());
-            let outer = Collider::new(p.to_solid_circumscribed(48).unwrap().into_mesh());
+            let inner = MeshQueries::new(p.to_solid(48).unwrap().into_mesh());
+            let outer = MeshQueries::new(p.to_solid_circumscribed(48).unwrap().into_mesh());
             if meshes_meet(&inner, &pp, &torus_col, &pm) {
                 assert!(got, "{p:?}: inscribed mesh meets the torus");
                 bracketed += 1;

@@ -11,7 +11,7 @@ use crate::mesh::TriMesh;
 use crate::primitives::ball::ball_planes;
 use crate::primitives::cylinder::cylinder_below_plane;
 use crate::primitives::{
-    PrimitiveError, PrimitiveKind, PrimitiveVolume, VolumeMethod, half_space_solid_volume,
+    PrimitiveError, PrimitiveKind, PrimitiveVolume, PrimitiveVolumeMethod, half_space_solid_volume,
     intersection_volume, primitive_solid_volume, sphere_solid_volume, volume_method,
     volume_method_with_solid,
 };
@@ -809,37 +809,48 @@ fn methods_and_refusals() {
     let h = Primitive::half_space(DVec3::Y).unwrap();
     let id = DPose::IDENTITY;
     for (x, z, want) in [
-        (&s, &s, VolumeMethod::ClosedForm),
-        (&s, &b, VolumeMethod::ClosedForm),
-        (&b, &s, VolumeMethod::ClosedForm),
-        (&b, &b, VolumeMethod::ClosedForm),
-        (&h, &c, VolumeMethod::ClosedForm),
-        (&y, &h, VolumeMethod::ClosedForm),
-        (&h, &h, VolumeMethod::Unbounded),
-        (&s, &c, VolumeMethod::Tessellate),
-        (&c, &c, VolumeMethod::Tessellate),
-        (&c, &b, VolumeMethod::Tessellate),
-        (&y, &s, VolumeMethod::Tessellate),
-        (&y, &y, VolumeMethod::Tessellate),
-        (&b, &y, VolumeMethod::Tessellate),
+        (&s, &s, PrimitiveVolumeMethod::ClosedForm),
+        (&s, &b, PrimitiveVolumeMethod::ClosedForm),
+        (&b, &s, PrimitiveVolumeMethod::ClosedForm),
+        (&b, &b, PrimitiveVolumeMethod::ClosedForm),
+        (&h, &c, PrimitiveVolumeMethod::ClosedForm),
+        (&y, &h, PrimitiveVolumeMethod::ClosedForm),
+        (&h, &h, PrimitiveVolumeMethod::Unbounded),
+        (&s, &c, PrimitiveVolumeMethod::Tessellate),
+        (&c, &c, PrimitiveVolumeMethod::Tessellate),
+        (&c, &b, PrimitiveVolumeMethod::Tessellate),
+        (&y, &s, PrimitiveVolumeMethod::Tessellate),
+        (&y, &y, PrimitiveVolumeMethod::Tessellate),
+        (&b, &y, PrimitiveVolumeMethod::Tessellate),
     ] {
         assert_eq!(volume_method(x, z), want, "{x:?} {z:?}");
         assert_eq!(volume_method(z, x), want);
         let r = intersection_volume(x, &id, z, &id);
         match want {
-            VolumeMethod::ClosedForm => assert!(r.unwrap().is_some()),
-            VolumeMethod::Tessellate => {
+            PrimitiveVolumeMethod::ClosedForm => assert!(r.unwrap().is_some()),
+            PrimitiveVolumeMethod::Tessellate => {
                 assert!(matches!(r, Err(PrimitiveError::NoClosedForm { .. })))
             }
-            VolumeMethod::Unbounded => assert!(matches!(r, Err(PrimitiveError::Unbounded(_)))),
+            PrimitiveVolumeMethod::Unbounded => {
+                assert!(matches!(r, Err(PrimitiveError::Unbounded(_))))
+            }
         }
     }
     let mesh = shapes::cuboid(Vec3::ONE).unwrap();
     let tree = BalancedTree::build(&mesh);
-    assert_eq!(volume_method_with_solid(&s), VolumeMethod::ClosedForm);
-    assert_eq!(volume_method_with_solid(&h), VolumeMethod::ClosedForm);
+    assert_eq!(
+        volume_method_with_solid(&s),
+        PrimitiveVolumeMethod::ClosedForm
+    );
+    assert_eq!(
+        volume_method_with_solid(&h),
+        PrimitiveVolumeMethod::ClosedForm
+    );
     for p in [&c, &b, &y] {
-        assert_eq!(volume_method_with_solid(p), VolumeMethod::Tessellate);
+        assert_eq!(
+            volume_method_with_solid(p),
+            PrimitiveVolumeMethod::Tessellate
+        );
         assert!(matches!(
             primitive_solid_volume(p, &id, &mesh, &tree, &id),
             Err(PrimitiveError::NoClosedFormWithMesh(_))

@@ -53,7 +53,7 @@ mod tests;
 mod view_tests;
 
 use super::VolumeError;
-use super::ray_bvh::{RayMesh, pose_is_finite};
+use super::ray_bvh::RayMesh;
 use super::uniform::VolumeResult;
 use crate::bvh::BalancedTree;
 use crate::mesh::TriMesh;
@@ -287,7 +287,7 @@ impl<'a> AdaptiveVolume<'a> {
         if options.finest_resolution == 0 {
             return Err(VolumeError::ZeroResolution);
         }
-        if !pose_is_finite(b_to_a) || !options.centre.is_finite() {
+        if !b_to_a.is_finite() || !options.centre.is_finite() {
             return Err(VolumeError::NonFinitePose);
         }
         let tolerance = options

@@ -27,7 +27,7 @@
 use super::ebpi::{Ebpi, depth_gradient};
 use super::pyramid::Node;
 use crate::volume::intervals::IntervalSweep;
-use crate::volume::ray_bvh::{AxisRay, RayHit, RayMesh};
+use crate::volume::ray_bvh::{AxisRay, LineCrossing, RayMesh};
 use crate::volume::uniform::{SurfacePoint, VolumeResult};
 
 /// Refinement passes at most.
@@ -75,7 +75,7 @@ pub(crate) struct AxisJob<'r> {
 #[derive(Clone, Copy, Debug)]
 struct Endpoint {
     on_b: bool,
-    hit: RayHit,
+    hit: LineCrossing,
     sign: f64,
 }
 
@@ -138,8 +138,8 @@ impl Sat {
 struct Caster<'r> {
     job: &'r AxisJob<'r>,
     sat: Sat,
-    hits_a: Vec<RayHit>,
-    hits_b: Vec<RayHit>,
+    hits_a: Vec<LineCrossing>,
+    hits_b: Vec<LineCrossing>,
     sweep: IntervalSweep,
     ends: Vec<Endpoint>,
 }
@@ -200,7 +200,7 @@ impl Caster<'_> {
         let [slope, depth] = self.sat.over(job.ebpi, lo, hi);
         let z1 = 0.5 * (w * w + h * h).sqrt() * slope + depth;
         let column = w * h * job.depth_extent;
-        let plane = |m: &RayMesh, hit: &RayHit| {
+        let plane = |m: &RayMesh, hit: &LineCrossing| {
             let n = m.unit_normal(hit.triangle as usize);
             // A steep face seen by the line has a huge slope; the column cap bounds its charge.
             let g = depth_gradient(n, k).unwrap_or([f64::MAX.sqrt(); 2]);

@@ -6,7 +6,7 @@
 //!
 //! **Frame and perturbation.** Everything is in A's frame; B's vertices are mapped by
 //! [`DPose::transform_point`] exactly as the narrow phase maps them, so the exact predicates
-//! see the coordinates that [`crate::Collider::all_pairs`] sees. B is taken as translated by
+//! see the coordinates that [`crate::MeshQueries::all_pairs`] sees. B is taken as translated by
 //! `t = (ε, ε², ε³)`, `ε → 0⁺` (simulation of simplicity, module [`predicates`]): in that
 //! configuration the surfaces meet transversally, and every degeneracy of the input — coplanar
 //! faces (a box resting flat on a slab), a vertex on a face, edges through edges, shared
@@ -16,7 +16,7 @@
 //! (touching faces).
 //!
 //! **Crossings** (module `crossings`). The caller passes candidate triangle pairs that include
-//! every pair of closed triangles that meet (exactly what [`crate::Collider::all_pairs`]
+//! every pair of closed triangles that meet (exactly what [`crate::MeshQueries::all_pairs`]
 //! returns, so the narrow phase's result is reused and nothing is traversed twice), or lets
 //! [`ExactVolume::compute_traversing`] run the traversal itself. Per pair, the six
 //! edge–triangle crossings are decided with the perturbed predicates; exactly 0 or 2 succeed,
@@ -76,7 +76,6 @@ mod tests;
 pub use surface::SurfaceTopology;
 
 use super::VolumeError;
-use super::ray_bvh::pose_is_finite;
 use crate::bvh::BalancedTree;
 use crate::bvh::obbtree::{ObbNodeKind, ObbTree};
 use crate::bvh::sat_lite::SatLite;
@@ -301,7 +300,7 @@ impl<'a> ExactVolume<'a> {
     }
 
     fn check(&self, b_to_a: &DPose, options: &ExactOptions) -> Result<(), VolumeError> {
-        if !pose_is_finite(b_to_a) || !options.centre.is_finite() {
+        if !b_to_a.is_finite() || !options.centre.is_finite() {
             return Err(VolumeError::NonFinitePose);
         }
         Ok(())
@@ -328,7 +327,7 @@ impl<'a> ExactVolume<'a> {
 
     /// The exact volume of A and B (placed in A's frame by `b_to_a`) and its gradient, from
     /// `candidate_pairs` `(triangle of A, triangle of B)`: a superset of the pairs of closed
-    /// triangles that share a point, such as [`crate::Collider::all_pairs`] returns for the same
+    /// triangles that share a point, such as [`crate::MeshQueries::all_pairs`] returns for the same
     /// pose. Pairs may come in any order; repeated pairs count once.
     ///
     /// Fails on a non-finite pose or centre, a pair out of range, and candidate pairs that miss

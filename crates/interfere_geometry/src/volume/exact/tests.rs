@@ -4,7 +4,7 @@
 
 use super::crossings::pair_hit;
 use super::*;
-use crate::interference::{Collider, Method};
+use crate::interference::{MeshQueries, Method};
 use crate::mesh::TriMesh;
 use crate::pose::Pose;
 use crate::shapes;
@@ -25,8 +25,8 @@ fn options() -> ExactOptions {
 /// trees), which must give the same result bit for bit.
 fn exact(a: &Solid, b: &Solid, p: &DPose) -> ExactResult {
     let ev = ExactVolume::new(a, b);
-    let ca = Collider::new(a.mesh().clone());
-    let cb = Collider::new(b.mesh().clone());
+    let ca = MeshQueries::new(a.mesh().clone());
+    let cb = MeshQueries::new(b.mesh().clone());
     let pairs = ca.all_pairs(&cb, p, Method::Obb).unwrap();
     let r = ev.compute(p, &pairs, &options()).unwrap();
     for t in [Traversal::Aabb, Traversal::Obb] {
@@ -834,8 +834,8 @@ fn same_result_with_one_and_two_threads() {
     let a = shapes::bumpy_sphere(1.0, 0.2, 3.0, 5, 5).unwrap();
     let b = shapes::bumpy_sphere(1.0, 0.25, 2.0, 5, 8).unwrap();
     let ev = ExactVolume::new(&a, &b);
-    let ca = Collider::new(a.mesh().clone());
-    let cb = Collider::new(b.mesh().clone());
+    let ca = MeshQueries::new(a.mesh().clone());
+    let cb = MeshQueries::new(b.mesh().clone());
     let mut rng = ChaCha8Rng::seed_from_u64(47);
     for _ in 0..4 {
         let p = random_pose(&mut rng);
@@ -891,7 +891,7 @@ fn bad_input_is_refused() {
     ));
     // Candidates missing half of the crossing pairs.
     let p = shift(DVec3::new(0.8, 0.1, 0.0));
-    let ca = Collider::new(s.mesh().clone());
+    let ca = MeshQueries::new(s.mesh().clone());
     let pairs = ca.all_pairs(&ca, &p, Method::Obb).unwrap();
     let half: Vec<(u32, u32)> = pairs.iter().copied().step_by(2).collect();
     assert!(matches!(
@@ -935,7 +935,7 @@ fn bunny25k_profile() {
         .normalized_to_unit_cube();
     let s = Solid::new(mesh).unwrap();
     let ev = ExactVolume::new(&s, &s);
-    let col = Collider::new(s.mesh().clone());
+    let col = MeshQueries::new(s.mesh().clone());
     col.prepare(Method::Obb);
     ev.prepare(Traversal::Obb);
     for d in [1.0, 0.5] {

@@ -1,0 +1,134 @@
+//! The exact intersection volume's contact regions (`interfere_geometry::volume::exact`, which
+//! replaces the sampling of Wang–Faure–Pai 2012 §2.2) turned into the volume contacts the solver
+//! takes: totals about the contact surface's centroid and, per region, four parts at the
+//! principal radii of its contact surface; and the feature keys that keep warm starts.
+//! Shared by the mesh–mesh volume stage and the primitive contacts.
+
+use crate::contact::parts::sampled::{MeshVolumePart, principal_parts_with_hint};
+use crate::contact::stage::PairContact;
+use crate::contact::{BodyId, VolumeContact};
+use interfere_geometry::DPose;
+use interfere_geometry::glam::DVec3;
+use interfere_geometry::volume::ExactResult;
+
+/// The feature key of part `quadrant` of region `region` of pair `(a, b)` (warm starting).
+pub fn feature_key(a: BodyId, b: BodyId, region: usize, quadrant: u8) -> u64 {
+    ((a as u64) << 40) ^ ((b as u64) << 12) ^ ((region as u64) << 2) ^ quadrant as u64
+}
+
+/// Fills `c` from an exact result in A's frame (`pa`: A's mesh pose): the totals about the
+/// area-weighted centroid of the contact surface on B ([`exact_totals`]), and each region (with a
+/// positive volume) as four parts at the principal radii of its contact surface
+/// ([`exact_parts`]).
+pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
+    let (volume, linear, angular, point, _) = exact_totals(r, pa);
+    c.volume = volume;
+    c.linear = linear;
+    c.angular = angular;
+    c.point = point;
+    c.parts = exact_parts(c.a, c.b, r, pa, 0, true);
+}
+
+/// The totals of an exact result in A's frame (`pa`: A's mesh pose), world space: volume,
+/// `∂V/∂x_b`, `∂V/∂θ_b` about the area-weighted centroid of the contact surface on B, that
+/// centroid, and the area on B it is weighted by.
+pub fn exact_totals(r: &ExactResult, pa: &DPose) -> (f64, DVec3, DVec3, DVec3, f64) {
+    let (mut wsum, mut wc) = (0.0, DVec3::ZERO);
+    for region in &r.regions {
+        wsum += region.area_b;
+        wc += region.point * region.area_b;
+    }
+    let point = if wsum > 0.0 { wc / wsum } else { r.centre };
+    // About `point`: τ_p = τ_c + (c − p) × G.
+    let angular = r.rotation_gradient + (r.centre - point).cross(r.translation_gradient);
+    let rot = pa.rotation;
+    (
+        r.volume,
+        rot * r.translation_gradient,
+        rot * angular,
+        pa.transform_dpoint(point),
+        wsum,
+    )
+}
+
+/// The volume contacts of an exact result in A's frame (`pa`: A's mesh pose) between bodies `a`
+/// and `b`: each region `k` with a positive volume as four parts at the principal radii of its
+/// contact surface ([`crate::contact::parts::sampled::principal_parts_with_hint`]), feature region
+/// `region_base + k`. `flat`: the surfaces are flat-faced (meshes, cuboids), so a region whose
+/// contact surface is flat gets parts with lever arms and depth shares from its volume centroid
+/// (a curved one keeps one central constraint: [`crate::contact::parts::sampled::principal_parts_with_hint`]);
+/// otherwise (the tessellation of a curved primitive) every region is one central constraint in
+/// four equal parts.
+pub fn exact_parts(
+    a: BodyId,
+    b: BodyId,
+    r: &ExactResult,
+    pa: &DPose,
+    region_base: usize,
+    flat: bool,
+) -> Vec<VolumeContact> {
+    let mut out = Vec::new();
+    for (k, region) in r.regions.iter().enumerate() {
+        let ends: Vec<(DVec3, DVec3)> = region
+            .pieces_b
+            .iter()
+            .map(|p| (p.centroid, p.vector_area))
+            .collect();
+        let Some(parts) = principal_parts_with_hint(
+            region.volume,
+            region.translation_gradient,
+            region.rotation_gradient,
+            region.point,
+            &ends,
+            flat.then_some(region.centroid),
+            pa,
+            None,
+            flat,
+        ) else {
+            continue;
+        };
+        // A part's depth (its volume over its gradient's length: what the solver drives to the
+        // slop) is the region's `V / |Σ n dA|`. When the region's pieces on B face opposite ways
+        // (a thread tooth pressed against both flanks, a sliver through a thin wall) the sum
+        // cancels and that depth can be millimetres for a contact microns deep: the position
+        // projection then throws the body across the thread. The depth is capped at twice the
+        // mean depth over B's pieces, `V / Σ |n dA|` (inactive while `|Σ n dA|` is at least half
+        // of `Σ |n dA|`, as for every contact whose pieces face one way).
+        out.extend(capped_parts(
+            a,
+            b,
+            &parts,
+            region.volume,
+            region.area_b,
+            region_base + k,
+        ));
+    }
+    out
+}
+
+/// The volume contacts of one region's `parts` between bodies `a` and `b` (feature region
+/// `region`), each part's depth capped at twice the region's mean depth `volume / area` (`area`:
+/// the unsigned area of the region's surface on B; see [`exact_parts`]).
+pub fn capped_parts(
+    a: BodyId,
+    b: BodyId,
+    parts: &[MeshVolumePart],
+    volume: f64,
+    area: f64,
+    region: usize,
+) -> impl Iterator<Item = VolumeContact> + '_ {
+    let cap = if area > 0.0 {
+        2.0 * volume / area
+    } else {
+        f64::INFINITY
+    };
+    parts.iter().map(move |part| VolumeContact {
+        body_a: a,
+        body_b: b,
+        volume: part.volume.min(part.linear.length() * cap),
+        point: part.point,
+        linear: part.linear,
+        angular: part.angular,
+        feature: feature_key(a, b, region, part.quadrant),
+    })
+}

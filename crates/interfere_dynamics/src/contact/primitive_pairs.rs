@@ -1,0 +1,658 @@
+//! Pairs with a primitive or a compound collider ([`Shape::Primitive`], [`Shape::Compound`]):
+//! the narrow phase, the intersection volume and its split into volume contacts, and the
+//! interference test the spatial queries share.
+//!
+//! A primitive is a compound of one part at the identity, so every pair is a set of piece pairs:
+//! each part of a primitive or compound body (a compound's mesh parts too) against each part
+//! (or the mesh, or the plane) of the other. Per piece pair (`interfere_geometry::primitives`, Wang–Faure–Pai 2012 §2.2 for the
+//! volume and its gradient):
+//!
+//! | piece pair | interference | volume and gradient |
+//! |---|---|---|
+//! | half-space – part | the part's support point along `−n` below the plane | closed form (cap, segment integral, convex clip) |
+//! | sphere–sphere, cuboid–cuboid, sphere–cuboid | closed form / exact (`primitives_intersect`) | closed form (lens, convex clip, ball ∩ planes) |
+//! | other part pairs (capsule, cylinder with anything but a half-space) | closed form or GJK | the exact mesh–mesh volume of the two inscribed tessellations ([`PrimitiveShape::tessellation`], volume within [`crate::collision::shape::TESSELLATION_TOLERANCE`]; a cuboid's mesh is exact) |
+//! | sphere – mesh | exact on the mesh's triangles (`primitive_solid_intersect`) | closed form: the ball clipped by the mesh's triangles |
+//! | capsule, cylinder, cuboid – mesh | as above | the exact mesh–mesh volume of the tessellation and the mesh |
+//! | mesh part of a compound – mesh or mesh part | the OBBTree test | the exact mesh–mesh volume (from the traversal's triangle pairs) |
+//!
+//! These are `interfere_geometry`'s `PrimitiveVolumeMethod::ClosedForm` / `Tessellate` routes; the
+//! tessellation route is the documented fallback where geometry has no closed form. The
+//! settings' [`crate::VolumeMethod`] (exact, uniform, adaptive) applies to mesh–mesh pairs only:
+//! pairs with a primitive always use the closed form or the exact volume of the tessellations.
+//!
+//! **Volume contacts.** A closed-form volume's flat regions ([`PrimitiveVolume::regions_b`],
+//! their pieces [`PrimitiveVolume::pieces_b`]) become a four-part manifold at the principal radii
+//! of the contact surface, as an exact mesh region does ([`crate::contact::parts::sampled::principal_parts`],
+//! the same depth cap at twice the mean depth; an isotropic surface — a ball's cap disk, a
+//! cube's square face — has its axes set by the part's local X axis, not by rounding); a tessellated pair's exact result is split per
+//! region as in the mesh–mesh stage ([`crate::contact::parts::exact::exact_parts`]). Feature keys number
+//! the regions by `(part of a, part of b, region)`, stable while the same parts touch.
+//!
+//! **Half-spaces.** As for a mesh (`volume_stage`), each part near or below the plane (within
+//! its speculative margin `δ`) gets four parts from the cap below the plane raised by `δ`, so they
+//! exist, stay put while a face lands, tilts and rests, and give speculative constraints before
+//! it touches. The four points are the cap's centroid `± r₁ e₁ ± r₂ e₂` (principal axes and
+//! radii of gyration of the cap section; for an isotropic section the part's local X axis sets
+//! `e₁`), each with a quarter of the cap's area, moved down to the plane. A part's volume is
+//! `A_q (d_q − δ)`, `d_q` the depth of the primitive's surface under its point below the raised
+//! plane (a ray cast): its own penetration (negative: its gap) times its area, as the mesh
+//! stage's quadrants have, so a tilted face presses on one side and lifts on the other. One
+//! equal shift makes the four sum to the raised cap's volume carried down to the plane to second
+//! order, `V(δ) − δ A(δ) + ½ δ² dA/dh` (`dA/dh` from the section at `δ/2`, faded out over the
+//! part's gap): exact for a flat face, within `π δ³` for a ball's cap, whose volume is cubic in
+//! its depth (the first-order `V − δ A` of the mesh stage would sink a ball by about `δ`). Each
+//! part's force acts along the surface normal's line ([`force_line`]): through a ball's centre,
+//! a capsule's or cylinder's axis (so a ball rolls freely), or through the point for a flat
+//! face. The margin is the shape's, but with the speed at which the part's surface approaches
+//! the plane (a ball's spin does not count). The pair's totals are the true cap's. A compound's
+//! mesh parts take the mesh stage's exact volume below the plane and its quadrants instead
+//! ([`crate::contact::parts::half_space`]), with the part's own margin.
+
+use crate::body::Body;
+use crate::collision::margin::shape_margin;
+use crate::collision::shape::{HalfSpace, MeshShape, PrimitiveShape, Shape};
+use crate::contact::parts::exact::{capped_parts, exact_parts, exact_totals, feature_key};
+use crate::contact::parts::half_space::mesh_plane_contact;
+use crate::contact::parts::sampled::principal_parts_with_hint;
+use crate::contact::stage::{InterferingPair, PairContact, StageInput};
+use crate::contact::{BodyId, VolumeContact};
+use interfere_geometry::glam::{DMat3, DVec3};
+use interfere_geometry::primitives::{PrimitiveVolume, volume_method_with_solid};
+use interfere_geometry::volume::{ExactOptions, ExactResult, ExactVolume};
+use interfere_geometry::{
+    Aabb, DPose, Method, Primitive, PrimitiveVolumeMethod, intersection_volume,
+    primitive_solid_intersect, primitive_solid_volume, primitives_intersect,
+};
+use std::sync::Arc;
+
+/// One solid piece of a bounded body placed in the world: a primitive part of a primitive or
+/// compound (its index, its shape, its world pose), or a mesh — a mesh body, or a mesh part of a
+/// compound, numbered after its primitive parts — (its index, its world pose).
+#[derive(Clone)]
+enum Piece<'a> {
+    Part(usize, &'a PrimitiveShape, DPose),
+    Mesh(usize, &'a Arc<MeshShape>, DPose),
+}
+
+impl Piece<'_> {
+    /// Whether its surface is made of flat faces (a mesh or a cuboid): its exact contact
+    /// regions may get parts with lever arms and depth shares, where their contact surface is
+    /// flat ([`crate::contact::parts::sampled::principal_parts_with_hint`]); a curved primitive's
+    /// tessellation keeps one central constraint per region.
+    fn flat_faced(&self) -> bool {
+        match self {
+            Piece::Part(_, p, _) => matches!(p.primitive(), Primitive::Cuboid { .. }),
+            Piece::Mesh(..) => true,
+        }
+    }
+
+    fn aabb(&self) -> Option<Aabb> {
+        match self {
+            Piece::Part(_, p, pose) => p.world_aabb(pose),
+            Piece::Mesh(_, m, pose) => m.world_aabb(pose),
+        }
+    }
+
+    fn index(&self) -> usize {
+        match self {
+            Piece::Part(i, ..) | Piece::Mesh(i, ..) => *i,
+        }
+    }
+}
+
+/// The pieces of a shape placed by the collider pose `pose` (none for a half-space).
+fn pieces<'a>(shape: &'a Shape, pose: &DPose) -> Vec<Piece<'a>> {
+    match shape {
+        Shape::Mesh(m) => vec![Piece::Mesh(0, m, *pose)],
+        Shape::HalfSpace(_) => Vec::new(),
+        Shape::Primitive(p) => vec![Piece::Part(0, p, *pose)],
+        Shape::Compound(c) => {
+            let mut out: Vec<Piece<'a>> = c
+                .parts()
+                .enumerate()
+                .map(|(i, (p, local))| Piece::Part(i, p, pose.mul(&local)))
+                .collect();
+            let first = out.len();
+            out.extend(
+                c.meshes()
+                    .iter()
+                    .enumerate()
+                    .map(|(k, m)| Piece::Mesh(first + k, &m.shape, pose.mul(&m.pose))),
+            );
+            out
+        }
+    }
+}
+
+/// The lowest value of `n · x` over the shape placed by `pose` (mesh vertices; the primitives'
+/// support points along `−n`); `None` for a half-space or a non-finite pose.
+pub fn lowest_along(shape: &Shape, pose: &DPose, n: DVec3) -> Option<f64> {
+    let mut lowest = f64::INFINITY;
+    for piece in pieces(shape, pose) {
+        let l = match piece {
+            Piece::Mesh(_, m, pose) => m
+                .solid()
+                .vertices()
+                .iter()
+                .map(|v| n.dot(pose.transform_point(*v)))
+                .fold(f64::INFINITY, f64::min),
+            Piece::Part(_, p, pose) => n.dot(p.primitive().support(&pose, -n).ok()??),
+        };
+        lowest = lowest.min(l);
+    }
+    lowest.is_finite().then_some(lowest)
+}
+
+/// Whether two pieces share a point (touching counts).
+fn pieces_meet(x: &Piece<'_>, y: &Piece<'_>) -> bool {
+    if let (Some(bx), Some(by)) = (x.aabb(), y.aabb())
+        && !bx.overlaps(&by)
+    {
+        return false;
+    }
+    match (x, y) {
+        (Piece::Part(_, p, wp), Piece::Part(_, q, wq)) => {
+            primitives_intersect(p.primitive(), wp, q.primitive(), wq).unwrap_or(false)
+        }
+        (Piece::Part(_, p, wp), Piece::Mesh(_, m, wm))
+        | (Piece::Mesh(_, m, wm), Piece::Part(_, p, wp)) => primitive_solid_intersect(
+            p.primitive(),
+            wp,
+            m.solid(),
+            m.queries().balanced_tree(),
+            wm,
+        )
+        .unwrap_or(false),
+        (Piece::Mesh(_, ma, wa), Piece::Mesh(_, mb, wb)) => ma
+            .queries()
+            .interference(mb.queries(), &wa.inverse().mul(wb), Method::Obb, false)
+            .is_ok_and(|r| r.intersecting),
+    }
+}
+
+/// Whether shape `a` placed by `pose_a` and shape `b` placed by `pose_b` interfere, as the
+/// step's narrow phase decides (touching counts; a half-space needs a point strictly below its
+/// plane; two half-spaces never interfere). Any shapes; mesh–mesh is the OBBTree test.
+pub fn shapes_interfere(a: &Shape, pose_a: &DPose, b: &Shape, pose_b: &DPose) -> bool {
+    match (a, b) {
+        (Shape::HalfSpace(_), Shape::HalfSpace(_)) => false,
+        (Shape::HalfSpace(h), other) => {
+            let (n, offset) = h.world(pose_a);
+            lowest_along(other, pose_b, n).is_some_and(|l| l < offset)
+        }
+        (other, Shape::HalfSpace(h)) => {
+            let (n, offset) = h.world(pose_b);
+            lowest_along(other, pose_a, n).is_some_and(|l| l < offset)
+        }
+        _ => {
+            let pb = pieces(b, pose_b);
+            pieces(a, pose_a)
+                .iter()
+                .any(|x| pb.iter().any(|y| pieces_meet(x, y)))
+        }
+    }
+}
+
+/// The narrow phase of a pair with a primitive or compound body (see the module
+/// documentation): interfering pairs carry no triangle pairs; a pair with a half-space within
+/// the speculative margin but not below the plane is reported `speculative`.
+pub fn primitive_pair(input: &StageInput<'_>, a: BodyId, b: BodyId) -> Option<InterferingPair> {
+    let (sa, sb) = (input.shape(a)?, input.shape(b)?);
+    let (ba, bb) = (input.bodies.get(a)?, input.bodies.get(b)?);
+    let (pa, pb) = (ba.mesh_pose(), bb.mesh_pose());
+    let pair = |speculative| InterferingPair {
+        a,
+        b,
+        triangle_pairs: Vec::new(),
+        contained: false,
+        speculative,
+    };
+    let near_plane = |h: &HalfSpace, hp: &DPose, other: &Shape, ob: &Body, op: &DPose| {
+        let (n, offset) = h.world(hp);
+        let lowest = lowest_along(other, op, n)?;
+        let margin = shape_margin(ob, other, input.dt);
+        (lowest < offset + margin).then(|| pair(lowest >= offset))
+    };
+    match (sa, sb) {
+        (Shape::HalfSpace(_), Shape::HalfSpace(_)) => None,
+        (Shape::HalfSpace(h), other) => near_plane(h, &pa, other, bb, &pb),
+        (other, Shape::HalfSpace(h)) => near_plane(h, &pb, other, ba, &pa),
+        _ => shapes_interfere(sa, &pa, sb, &pb).then(|| pair(false)),
+    }
+}
+
+/// The pair's totals as contributions `(volume, ∂V/∂x_b, ∂V/∂θ_b about point, point, weight)`,
+/// combined about the weighted mean point.
+#[derive(Default)]
+struct Totals(Vec<(f64, DVec3, DVec3, DVec3, f64)>);
+
+impl Totals {
+    fn add_primitive(&mut self, v: &PrimitiveVolume) {
+        let weight: f64 = v.regions_b.iter().map(|r| r.area()).sum();
+        self.0.push((
+            v.volume,
+            v.translation_gradient,
+            v.rotation_gradient,
+            v.point,
+            weight,
+        ));
+    }
+
+    fn finish(self, c: &mut PairContact) {
+        if self.0.is_empty() {
+            return;
+        }
+        let w: f64 = self.0.iter().map(|t| t.4).sum();
+        let point = if w > 0.0 {
+            self.0.iter().map(|t| t.3 * t.4).sum::<DVec3>() / w
+        } else {
+            self.0.iter().map(|t| t.3).sum::<DVec3>() / self.0.len() as f64
+        };
+        c.volume = self.0.iter().map(|t| t.0).sum();
+        c.linear = self.0.iter().map(|t| t.1).sum();
+        c.angular = self.0.iter().map(|t| t.2 + (t.3 - point).cross(t.1)).sum();
+        c.point = point;
+    }
+}
+
+/// The region number of region `k` of the piece pair `(i, j)` in feature keys.
+fn region_of(i: usize, j: usize, k: usize) -> usize {
+    ((i * 64 + j) * 16) + k
+}
+
+/// The four-part manifold of a closed-form volume (gradient with respect to body `b`), with the
+/// exact stage's depth cap; `None` without a gradient (nested).
+fn primitive_parts(
+    a: BodyId,
+    b: BodyId,
+    v: &PrimitiveVolume,
+    region: usize,
+    hint: DVec3,
+) -> Option<Vec<VolumeContact>> {
+    let ends: Vec<(DVec3, DVec3)> = v
+        .pieces_b
+        .iter()
+        .map(|p| (p.centroid, p.vector_area))
+        .collect();
+    let parts = principal_parts_with_hint(
+        v.volume,
+        v.translation_gradient,
+        v.rotation_gradient,
+        v.point,
+        &ends,
+        None,
+        &DPose::IDENTITY,
+        Some(hint),
+        false,
+    )?;
+    let area: f64 = v.regions_b.iter().map(|r| r.area()).sum();
+    Some(capped_parts(a, b, &parts, v.volume, area, region).collect())
+}
+
+/// The axis that orients an isotropic contact's parts (see
+/// [`crate::contact::parts::sampled::principal_parts_with_hint`]): the local X axis of the first part of the
+/// pair, so that they turn with the body.
+fn hint_of(x: &Piece<'_>, y: &Piece<'_>) -> DVec3 {
+    match (x, y) {
+        (Piece::Part(_, _, pose), _)
+        | (_, Piece::Part(_, _, pose))
+        | (Piece::Mesh(_, _, pose), _) => pose.rotation.x_axis,
+    }
+}
+
+/// A point of the line the contact force of a part at `point` acts along, for a primitive
+/// pressed on a plane of normal `n`: a curved surface's normals pass through its centre (a
+/// sphere, a capsule's ends) or its axis (a capsule's or cylinder's side), so turning the body
+/// about them changes no part's volume (a ball rolls freely); a flat face (a cuboid, a
+/// cylinder's cap, `|n · axis| > 0.99`) has its normals along `n` through the point itself, so
+/// tilting it presses one side and lifts the other.
+fn force_line(p: &Primitive, pose: &DPose, n: DVec3, point: DVec3) -> DVec3 {
+    let centre = pose.translation;
+    let axis = pose.rotation.y_axis;
+    let on_axis = |half: f64| centre + axis * (point - centre).dot(axis).clamp(-half, half);
+    match *p {
+        Primitive::Sphere { .. } => centre,
+        Primitive::Capsule { half_length, .. } => on_axis(half_length),
+        Primitive::Cylinder { half_height, .. } if n.dot(axis).abs() <= 0.99 => {
+            on_axis(half_height)
+        }
+        _ => point,
+    }
+}
+
+/// Four points of a flat contact region, `c ± r₁ e₁ ± r₂ e₂` with `e_k` its principal axes and
+/// `r_k` its radii of gyration (so four equal point forces there have the region's total, moment
+/// and second moment: they resist tilting as the distributed contact does); an isotropic region
+/// (principal moments within 1e-3) takes `e₁` from `hint` projected on its plane, so that the
+/// parts (and their feature keys) turn with the body instead of with rounding. `None` for an
+/// empty region.
+fn quadrant_points(
+    region: &interfere_geometry::PlanarRegion,
+    n: DVec3,
+    hint: DVec3,
+) -> Option<[DVec3; 4]> {
+    let area = region.area();
+    if !(area > 0.0 && area.is_finite()) {
+        return None;
+    }
+    let (u, v) = n.any_orthonormal_pair();
+    let m = &region.second_moment;
+    let (muu, muv, mvv) = (u.dot(*m * u), u.dot(*m * v), v.dot(*m * v));
+    let half_trace = 0.5 * (muu + mvv);
+    let diff = 0.5 * (muu - mvv);
+    let root = (diff * diff + muv * muv).sqrt();
+    let (l1, l2) = ((half_trace + root).max(0.0), (half_trace - root).max(0.0));
+    let angle = 0.5 * (2.0 * muv).atan2(muu - mvv);
+    let mut e1 = u * angle.cos() + v * angle.sin();
+    if root <= 1e-3 * half_trace
+        && let Some(e) = (hint - n * n.dot(hint)).try_normalize()
+    {
+        e1 = e;
+    }
+    let e2 = n.cross(e1);
+    let (r1, r2) = ((l1 / area).sqrt(), (l2 / area).sqrt());
+    let c = region.centroid;
+    Some([
+        c + e1 * r1 + e2 * r2,
+        c - e1 * r1 + e2 * r2,
+        c - e1 * r1 - e2 * r2,
+        c + e1 * r1 - e2 * r2,
+    ])
+}
+
+/// The exact mesh–mesh volume of two meshes placed by `wa`, `wb` (gradient with respect to B),
+/// with every crossing triangle pair from the OBBTree traversal; `Ok(None)` when they do not
+/// interfere.
+fn exact_meshes(
+    ma: &MeshShape,
+    wa: &DPose,
+    mb: &MeshShape,
+    wb: &DPose,
+) -> Result<Option<ExactResult>, String> {
+    let b_to_a = wa.inverse().mul(wb);
+    let found = ma
+        .queries()
+        .interference(mb.queries(), &b_to_a, Method::Obb, true)
+        .map_err(|e| e.to_string())?;
+    if !found.intersecting {
+        return Ok(None);
+    }
+    let ev = ExactVolume::with_topology(
+        ma.solid(),
+        ma.topology().clone(),
+        mb.solid(),
+        mb.topology().clone(),
+    )
+    .map_err(|e| e.to_string())?;
+    let options = ExactOptions {
+        centre: DVec3::ZERO,
+        collect_pieces: true,
+        threads: 1,
+    };
+    ev.compute(&b_to_a, &found.pairs, &options)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// A piece as a mesh for the tessellation route: the mesh itself, or the part's tessellation.
+fn as_mesh<'a>(piece: &'a Piece<'a>) -> Result<(&'a MeshShape, DPose), String> {
+    match piece {
+        Piece::Mesh(_, m, pose) => Ok((m, *pose)),
+        Piece::Part(_, p, pose) => p
+            .tessellation()
+            .map(|m| (&**m, *pose))
+            .map_err(str::to_string),
+    }
+}
+
+/// The closed-form volume of a piece pair, if it has one: `None` for the tessellation route,
+/// `Some(Ok(None))` when they do not overlap. Gradients with respect to `y`.
+fn closed_form(x: &Piece<'_>, y: &Piece<'_>) -> Option<Result<Option<PrimitiveVolume>, String>> {
+    let err = |e: interfere_geometry::PrimitiveError| e.to_string();
+    match (x, y) {
+        (Piece::Part(_, p, wp), Piece::Part(_, q, wq)) => {
+            (interfere_geometry::primitives::volume_method(p.primitive(), q.primitive())
+                == PrimitiveVolumeMethod::ClosedForm)
+                .then(|| intersection_volume(p.primitive(), wp, q.primitive(), wq).map_err(err))
+        }
+        (Piece::Part(_, p, wp), Piece::Mesh(_, m, wm)) => (volume_method_with_solid(p.primitive())
+            == PrimitiveVolumeMethod::ClosedForm)
+            .then(|| {
+                primitive_solid_volume(
+                    p.primitive(),
+                    wp,
+                    m.solid(),
+                    m.queries().balanced_tree(),
+                    wm,
+                )
+                .map_err(err)
+            }),
+        (Piece::Mesh(_, m, wm), Piece::Part(_, q, wq)) => (volume_method_with_solid(q.primitive())
+            == PrimitiveVolumeMethod::ClosedForm)
+            .then(|| {
+                primitive_solid_volume(
+                    q.primitive(),
+                    wq,
+                    m.solid(),
+                    m.queries().balanced_tree(),
+                    wm,
+                )
+                .map(|v| v.map(|v| v.swapped()))
+                .map_err(err)
+            }),
+        (Piece::Mesh(..), Piece::Mesh(..)) => None,
+    }
+}
+
+/// The contact of a pair with a primitive or compound body at the bodies' current states (see
+/// the module documentation), filled into `c`.
+pub fn primitive_pair_contact(input: &StageInput<'_>, c: &mut PairContact) {
+    let (a, b) = (c.a, c.b);
+    c.rolling = true;
+    let (Some(sa), Some(sb)) = (input.shape(a), input.shape(b)) else {
+        return;
+    };
+    let (Some(ba), Some(bb)) = (input.bodies.get(a), input.bodies.get(b)) else {
+        return;
+    };
+    let (pa, pb) = (ba.mesh_pose(), bb.mesh_pose());
+    match (sa, sb) {
+        (Shape::HalfSpace(_), Shape::HalfSpace(_)) => {}
+        (Shape::HalfSpace(h), other) => plane_contact(input, c, h, &pa, other, bb, 1.0),
+        (other, Shape::HalfSpace(h)) => plane_contact(input, c, h, &pb, other, ba, -1.0),
+        _ => {
+            let mut totals = Totals::default();
+            let mut parts = Vec::new();
+            let pieces_b = pieces(sb, &pb);
+            for x in pieces(sa, &pa) {
+                for y in &pieces_b {
+                    if let (Some(bx), Some(by)) = (x.aabb(), y.aabb())
+                        && !bx.overlaps(&by)
+                    {
+                        continue;
+                    }
+                    let (i, j) = (x.index(), y.index());
+                    match closed_form(&x, y) {
+                        Some(Ok(Some(v))) => {
+                            totals.add_primitive(&v);
+                            parts.extend(
+                                primitive_parts(a, b, &v, region_of(i, j, 0), hint_of(&x, y))
+                                    .unwrap_or_default(),
+                            );
+                        }
+                        Some(Ok(None)) => {}
+                        Some(Err(e)) => c.refused = Some(e),
+                        None => {
+                            let result = as_mesh(&x).and_then(|(ma, wa)| {
+                                let (mb, wb) = as_mesh(y)?;
+                                Ok((exact_meshes(ma, &wa, mb, &wb)?, wa))
+                            });
+                            match result {
+                                Ok((Some(r), wa)) => {
+                                    let (volume, linear, angular, point, weight) =
+                                        exact_totals(&r, &wa);
+                                    totals.0.push((volume, linear, angular, point, weight));
+                                    parts.extend(exact_parts(
+                                        a,
+                                        b,
+                                        &r,
+                                        &wa,
+                                        region_of(i, j, 0),
+                                        x.flat_faced() && y.flat_faced(),
+                                    ));
+                                }
+                                Ok((None, _)) => {}
+                                Err(e) => c.refused = Some(e),
+                            }
+                        }
+                    }
+                }
+            }
+            totals.finish(c);
+            c.parts = parts;
+        }
+    }
+}
+
+/// The parts of a primitive or compound body (`other`, placed by its body `ob`) against the
+/// half-space `h` of a body at collider pose `hp`; `sign` is `+1` when `other` is body `b`
+/// (the gradients below are with respect to `other`'s motion).
+fn plane_contact(
+    input: &StageInput<'_>,
+    c: &mut PairContact,
+    h: &HalfSpace,
+    hp: &DPose,
+    other: &Shape,
+    ob: &Body,
+    sign: f64,
+) {
+    let (n, offset) = h.world(hp);
+    let Ok(plane) = Primitive::half_space(n) else {
+        return;
+    };
+    let at = |off: f64| DPose {
+        rotation: DMat3::IDENTITY,
+        translation: n * off,
+    };
+    let pose = ob.mesh_pose();
+    let margin = shape_margin(ob, other, input.dt);
+    let size = other
+        .local_box()
+        .map_or(0.0, |(lo, hi)| (hi - lo).min_element());
+    let approach = (-n.dot(ob.linear_velocity)).max(0.0);
+    let oriented = |v: PrimitiveVolume| if sign > 0.0 { v } else { v.swapped() };
+    // A part's margin: the shape's (`shape_margin`) but with the speed its surface approaches
+    // the plane at: the centre's speed along −n, plus the spin times the part's `reach` (0 for a
+    // ball: turning a ball about its centre brings nothing closer), and 1 % of `size`. A rolling
+    // ball with the whole body's margin would take its parts from a cap far wider than its
+    // contact, where the second-order carry-down below is no longer accurate. `None` when it is
+    // not finite and positive.
+    let part_margin = |reach: f64, size: f64| {
+        let speed = approach + ob.angular_velocity.length() * reach;
+        let delta = (0.01 * size + 2.0 * input.dt * speed).min(margin);
+        (delta > 0.0 && delta.is_finite()).then_some(delta)
+    };
+    let mut totals = Totals::default();
+    let mut parts = Vec::new();
+    for piece in pieces(other, &pose) {
+        let i = piece.index();
+        let (p, wp) = match &piece {
+            Piece::Part(_, p, wp) => (*p, *wp),
+            Piece::Mesh(_, m, wm) => {
+                // A mesh part: the exact volume below the plane and its quadrant split, as for
+                // a mesh body (`crate::contact::parts::half_space`), with the part's own margin.
+                let (lo, hi) = m.local_box();
+                let Some(delta) = part_margin((hi - lo).length(), m.size()) else {
+                    continue;
+                };
+                let pair = (c.a, c.b);
+                let region = region_of(0, i, 0);
+                let found = mesh_plane_contact(pair, m, wm, n, offset, delta, sign, region);
+                if let Some((volume, linear, angular, point)) = found.totals {
+                    totals
+                        .0
+                        .push((volume, linear, angular, point, linear.length()));
+                }
+                parts.extend(found.parts);
+                continue;
+            }
+        };
+        // A ball's reach is 0 in its margin (see `part_margin`).
+        let reach = match p.primitive() {
+            Primitive::Sphere { .. } => 0.0,
+            _ => p.local_box().1.length(),
+        };
+        let Some(delta) = part_margin(reach, size) else {
+            continue;
+        };
+        let real = match intersection_volume(&plane, &at(offset), p.primitive(), &wp) {
+            Ok(v) => v.map(oriented),
+            Err(e) => {
+                c.refused = Some(e.to_string());
+                continue;
+            }
+        };
+        if let Some(v) = &real {
+            totals.add_primitive(v);
+        }
+        // The parts come from the cap below the plane raised by the margin (as for a mesh).
+        let Ok(Some(raised)) = intersection_volume(&plane, &at(offset + delta), p.primitive(), &wp)
+        else {
+            continue;
+        };
+        let Some(region) = raised.regions_b.first() else {
+            continue;
+        };
+        let total_area = region.area();
+        let Some(points) = quadrant_points(region, n, wp.rotation.x_axis) else {
+            continue;
+        };
+        // Depth of the primitive's surface under each point, below the raised plane.
+        let reach = 2.0 * p.local_box().1.length() + delta;
+        let depth = |q: DVec3| {
+            let from = q - n * reach;
+            match p.primitive().ray_cast(&wp, from, n, reach) {
+                Ok(Some(hit)) if hit.normal != DVec3::ZERO => reach - hit.t,
+                _ => 0.0,
+            }
+        };
+        let depths: Vec<f64> = points.iter().map(|&q| depth(q)).collect();
+        let share = 0.25 * total_area;
+        // First-order volumes at the real plane, then one shift (equal per part, as the areas
+        // are) that makes their sum the raised cap's volume carried down to the real plane to
+        // second order: `V(δ) − δ A(δ) + ½ δ² dA/dh`, with dA/dh from the section at δ/2 and
+        // faded out over the part's gap (0 at a gap of δ).
+        let first: f64 = depths.iter().map(|d| share * d).sum();
+        let Ok(Some(low)) = p.primitive().support(&wp, -n) else {
+            continue;
+        };
+        let gap = n.dot(low) - offset;
+        let half_area: f64 =
+            match intersection_volume(&plane, &at(offset + 0.5 * delta), p.primitive(), &wp) {
+                Ok(Some(v)) => v.regions_b.iter().map(|r| r.area()).sum(),
+                _ => 0.0,
+            };
+        let slope = ((total_area - half_area) / (0.5 * delta)).max(0.0);
+        let fade = (1.0 - gap.max(0.0) / delta).clamp(0.0, 1.0);
+        let shift = (raised.volume - first + 0.5 * delta * delta * slope * fade) / 4.0;
+        // ∂V/∂x of a part with respect to `other`'s motion: its quarter of −A n.
+        let g = region.vector_area * 0.25;
+        for (q, (point, d)) in points.iter().zip(&depths).enumerate() {
+            let at_plane = *point - n * delta;
+            let line = force_line(p.primitive(), &wp, n, at_plane);
+            parts.push(VolumeContact {
+                body_a: c.a,
+                body_b: c.b,
+                volume: share * (d - delta) + shift,
+                point: at_plane,
+                linear: sign * g,
+                // The part's force acts along the surface normal's line (see `force_line`).
+                angular: sign * (line - at_plane).cross(g),
+                feature: feature_key(c.a, c.b, region_of(0, i, 0), q as u8),
+            });
+        }
+    }
+    totals.finish(c);
+    c.parts = parts;
+}

@@ -1,0 +1,455 @@
+//! Tests of [`crate::Simulation`]: the broad phase against brute force, incremental insertion and
+//! removal, events, sleeping, sensors, layers, stage fallback and latency, bad input, and
+//! determinism across thread counts.
+
+use crate::*;
+use interfere_geometry::glam::{DQuat, DVec3, Vec3};
+use interfere_geometry::shapes::{cuboid, icosphere};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+
+fn settings() -> SimulationSettings {
+    SimulationSettings::default()
+}
+
+fn mesh(
+    solid: Result<interfere_geometry::Solid, interfere_geometry::ShapeError>,
+) -> Arc<MeshShape> {
+    Arc::new(MeshShape::new(solid.unwrap()).unwrap())
+}
+
+fn dynamic(shape: &Arc<MeshShape>, at: DVec3) -> (Body, Option<BodyShape>) {
+    (
+        Body::dynamic(&shape.mass_at(500.0), at, DQuat::IDENTITY).unwrap(),
+        Some(BodyShape::mesh(shape.clone())),
+    )
+}
+
+fn fixed(shape: &Arc<MeshShape>, at: DVec3) -> (Body, Option<BodyShape>) {
+    (
+        Body::fixed(at, DQuat::IDENTITY).unwrap(),
+        Some(BodyShape::mesh(shape.clone())),
+    )
+}
+
+fn ground() -> (Body, Option<BodyShape>) {
+    (
+        Body::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap(),
+        Some(BodyShape::half_space(
+            HalfSpace::new(DVec3::Z, DVec3::ZERO).unwrap(),
+        )),
+    )
+}
+
+fn add(sim: &mut Simulation, (b, c): (Body, Option<BodyShape>)) -> BodyHandle {
+    sim.insert(b, c).unwrap()
+}
+
+fn random_pose(rng: &mut ChaCha8Rng, spread: f64) -> (DVec3, DQuat) {
+    let axis = DVec3::new(
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+    )
+    .normalize_or(DVec3::X);
+    let t = DVec3::new(
+        rng.random_range(-spread..spread),
+        rng.random_range(-spread..spread),
+        rng.random_range(-spread..spread),
+    );
+    (t, DQuat::from_axis_angle(axis, rng.random_range(-3.0..3.0)))
+}
+
+/// Oracle: the candidate pairs are exactly the brute-force overlapping world-box pairs with a
+/// moving dynamic body, over random scenes and moves (and after removals).
+#[test]
+fn broad_phase_matches_brute_force() {
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let shape = mesh(icosphere(0.3, 0));
+    let mut sim = Simulation::new(settings()).unwrap();
+    let mut handles = Vec::new();
+    for i in 0..14 {
+        let at = DVec3::ZERO;
+        let h = if i % 4 == 0 {
+            add(&mut sim, fixed(&shape, at))
+        } else {
+            add(&mut sim, dynamic(&shape, at))
+        };
+        handles.push(h);
+    }
+    let mut checked = 0;
+    for round in 0..25 {
+        if round == 10 {
+            sim.remove(handles[3]).unwrap();
+            sim.remove(handles[8]).unwrap();
+        }
+        for h in sim.handles().collect::<Vec<_>>() {
+            let (t, q) = random_pose(&mut rng, 1.5);
+            let mut b = sim.body(h).unwrap().clone();
+            b.position = t;
+            b.orientation = q;
+            b.linear_velocity = DVec3::ZERO;
+            sim.set_body(h, b).unwrap();
+        }
+        // Brute force over the poses the step's broad phase will see.
+        let mut expected = Vec::new();
+        for i in 0..sim.bodies().len() {
+            for j in i + 1..sim.bodies().len() {
+                let (Some(ci), Some(cj)) = (&sim.colliders()[i], &sim.colliders()[j]) else {
+                    continue;
+                };
+                let (Shape::Mesh(mi), Shape::Mesh(mj)) = (&ci.shape, &cj.shape) else {
+                    continue;
+                };
+                let (bi, bj) = (&sim.bodies()[i], &sim.bodies()[j]);
+                let a = mi.world_aabb(&bi.mesh_pose()).unwrap();
+                let b = mj.world_aabb(&bj.mesh_pose()).unwrap();
+                let moving = crate::collision::broad_phase::is_moving(bi)
+                    || crate::collision::broad_phase::is_moving(bj);
+                let dynamic = bi.kind == BodyKind::Dynamic || bj.kind == BodyKind::Dynamic;
+                if a.overlaps(&b) && moving && dynamic {
+                    expected.push((i, j));
+                }
+            }
+        }
+        sim.step();
+        let got = sim.candidate_pairs().to_vec();
+        checked += got.len();
+        assert_eq!(got, expected, "round {round}");
+    }
+    assert!(
+        checked > 20,
+        "the scenes must produce candidates ({checked})"
+    );
+}
+
+/// Inserting and removing an unrelated body does not disturb the others by a single bit (no
+/// rebuild; warm starting kept).
+#[test]
+fn insert_and_remove_leave_other_bodies_bit_identical() {
+    let shape = mesh(cuboid(Vec3::new(0.4, 0.3, 0.25)));
+    let run = |with_visitor: bool| {
+        let mut sim = Simulation::new(settings()).unwrap();
+        add(&mut sim, ground());
+        let mut boxes = Vec::new();
+        for k in 0..3 {
+            let at = DVec3::new(k as f64 * 1.5, 0.0, 0.25 + 0.6 * k as f64);
+            boxes.push(add(&mut sim, dynamic(&shape, at)));
+        }
+        let mut visitor = None;
+        for step in 0..240 {
+            if with_visitor && step == 60 {
+                visitor = Some(add(&mut sim, dynamic(&shape, DVec3::new(50.0, 0.0, 5.0))));
+            }
+            if step == 150
+                && let Some(v) = visitor.take()
+            {
+                sim.remove(v).unwrap();
+            }
+            sim.step();
+        }
+        boxes
+            .iter()
+            .flat_map(|h| {
+                let b = sim.body(*h).unwrap();
+                [b.position.to_array(), b.linear_velocity.to_array()]
+                    .concat()
+                    .into_iter()
+                    .chain(b.orientation.to_array())
+                    .map(f64::to_bits)
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<u64>>()
+    };
+    let plain = run(false);
+    assert_eq!(plain, run(true));
+}
+
+/// Handles go stale on removal; a reused slot gets a new generation; removing a body in contact
+/// ends its pair at the next step; bad input is refused with typed errors.
+#[test]
+fn handles_events_and_bad_input() {
+    let shape = mesh(cuboid(Vec3::splat(0.5)));
+    let mut sim = Simulation::new(settings()).unwrap();
+    let g = add(&mut sim, ground());
+    let b = add(&mut sim, dynamic(&shape, DVec3::new(0.0, 0.0, 0.45)));
+    sim.step();
+    assert!(
+        sim.events().contains(&CollisionEvent::Started(g, b)),
+        "{:?}",
+        sim.events()
+    );
+    assert_eq!(sim.pair_contacts().len(), 1);
+    let c = &sim.pair_contacts()[0];
+    // The box is sunk 0.05: the half-space volume is exact (1 × 1 × 0.05).
+    assert!((c.volume - 0.05).abs() < 1e-12, "{}", c.volume);
+    // ∂V/∂x_b points down (moving the box up shrinks the volume), area 1.
+    assert!(
+        (c.linear - DVec3::new(0.0, 0.0, -1.0)).length() < 1e-12,
+        "{}",
+        c.linear
+    );
+    sim.remove(b).unwrap();
+    assert!(sim.body(b).is_none());
+    assert_eq!(sim.remove(b), Err(SimulationError::NoBody(b)));
+    sim.step();
+    assert!(sim.events().contains(&CollisionEvent::Ended(g, b)));
+    let b2 = add(&mut sim, dynamic(&shape, DVec3::new(0.0, 0.0, 3.0)));
+    assert_eq!(b2.id(), b.id());
+    assert_ne!(b2, b);
+    assert!(sim.body(b).is_none() && sim.body(b2).is_some());
+    // Non-finite state.
+    let mut bad = Body::dynamic(&shape.mass_at(1.0), DVec3::ZERO, DQuat::IDENTITY).unwrap();
+    bad.position.x = f64::NAN;
+    assert_eq!(
+        sim.insert(bad, None),
+        Err(SimulationError::NonFinite("pose"))
+    );
+    assert_eq!(
+        sim.set_pose(b2, DVec3::new(f64::INFINITY, 0.0, 0.0), DQuat::IDENTITY),
+        Err(SimulationError::NonFinite("pose"))
+    );
+    assert_eq!(
+        sim.set_velocity(b2, DVec3::ZERO, DVec3::splat(f64::NAN)),
+        Err(SimulationError::NonFinite("velocity"))
+    );
+    // The refused writes changed nothing.
+    assert_eq!(
+        sim.body(b2).unwrap().position,
+        DVec3::new(0.0, 0.0, 3.0) + DVec3::ZERO
+    );
+    // The half-space's gradient convention holds with the half-space as body b too.
+    let mut sim = Simulation::new(settings()).unwrap();
+    let bx = add(&mut sim, dynamic(&shape, DVec3::new(0.0, 0.0, 0.45)));
+    let gr = add(&mut sim, ground());
+    sim.step();
+    let c = &sim.pair_contacts()[0];
+    assert_eq!((c.a, c.b), (bx.id(), gr.id()));
+    // Moving the ground (b) up grows the volume.
+    assert!(
+        (c.linear - DVec3::new(0.0, 0.0, 1.0)).length() < 1e-12,
+        "{}",
+        c.linear
+    );
+}
+
+/// A box dropped on the ground settles, falls asleep, keeps its pair (no end event while asleep)
+/// and wakes when its velocity is set.
+#[test]
+fn resting_box_sleeps_and_wakes() {
+    let shape = mesh(cuboid(Vec3::splat(0.25)));
+    let mut sim = Simulation::new(settings()).unwrap();
+    let g = add(&mut sim, ground());
+    let b = add(&mut sim, dynamic(&shape, DVec3::new(0.0, 0.0, 0.6)));
+    let mut slept_at = None;
+    for step in 0..400 {
+        sim.step();
+        assert!(
+            !sim.events().contains(&CollisionEvent::Ended(g, b)) || slept_at.is_none(),
+            "a sleeping pair must not end"
+        );
+        if slept_at.is_none() && sim.body(b).unwrap().sleeping {
+            slept_at = Some(step);
+        }
+    }
+    let slept_at = slept_at.expect("the box falls asleep");
+    assert!(
+        slept_at > 60,
+        "it must not sleep before it lands ({slept_at})"
+    );
+    let z = sim.body(b).unwrap().position.z;
+    assert!((z - 0.25).abs() < 2e-3, "{z}");
+    assert_eq!(sim.stats().sleeping, 1);
+    sim.set_velocity(b, DVec3::new(1.0, 0.0, 0.0), DVec3::ZERO)
+        .unwrap();
+    assert!(!sim.body(b).unwrap().sleeping);
+    sim.step();
+    assert!(sim.body(b).unwrap().position.x > 0.0);
+}
+
+/// A sensor reports its overlap and volume but exerts nothing: the falling body's trajectory is
+/// the same bit for bit with and without the sensor. Layers that do not interact let bodies pass
+/// through each other.
+#[test]
+fn sensors_exert_nothing_and_layers_filter_pairs() {
+    let shape = mesh(cuboid(Vec3::splat(0.25)));
+    let zone = mesh(cuboid(Vec3::splat(1.0)));
+    let run = |sensor: bool| {
+        let mut sim = Simulation::new(settings()).unwrap();
+        let b = add(&mut sim, dynamic(&shape, DVec3::new(0.0, 0.0, 3.0)));
+        let mut seen = 0;
+        let mut volume: f64 = 0.0;
+        if sensor {
+            let (body, c) = fixed(&zone, DVec3::new(0.0, 0.0, 0.0));
+            sim.insert(body, c.map(|c| c.with_sensor(true))).unwrap();
+        }
+        for _ in 0..120 {
+            sim.step();
+            seen += sim.pair_contacts().len();
+            volume = volume.max(sim.pair_contacts().iter().map(|c| c.volume).sum());
+            assert!((0..sim.pair_contacts().len()).all(|k| !sim.pair_exerts(k)));
+            assert_eq!(sim.stats().volume_contacts, 0);
+        }
+        (sim.body(b).unwrap().position.z.to_bits(), seen, volume)
+    };
+    let (free, none, _) = run(false);
+    let (sensed, seen, volume) = run(true);
+    assert_eq!(free, sensed);
+    assert_eq!(none, 0);
+    assert!(seen > 10, "{seen}");
+    // The box passes wholly inside the zone: the volume of the box.
+    assert!((volume - 0.125).abs() < 1e-9, "{volume}");
+    // Layers.
+    let mut sim = Simulation::new(settings()).unwrap();
+    let floor = mesh(cuboid(Vec3::new(5.0, 5.0, 0.5)));
+    let (body, c) = fixed(&floor, DVec3::new(0.0, 0.0, -0.5));
+    sim.insert(
+        body,
+        c.map(|c| c.with_layers(CollisionLayers::new(0b01, 0b01))),
+    )
+    .unwrap();
+    let (body, c) = dynamic(&shape, DVec3::new(0.0, 0.0, 1.0));
+    let ghost = sim
+        .insert(
+            body,
+            c.map(|c| c.with_layers(CollisionLayers::new(0b10, 0b10))),
+        )
+        .unwrap();
+    let (body, c) = dynamic(&shape, DVec3::new(3.0, 0.0, 1.0));
+    let solid = sim.insert(body, c).unwrap();
+    for _ in 0..120 {
+        sim.step();
+        assert!(sim.pair_contacts().iter().all(|p| p.b != ghost.id()));
+    }
+    assert!(sim.body(ghost).unwrap().position.z < -1.0, "falls through");
+    assert!(
+        sim.body(solid).unwrap().position.z > 0.2,
+        "rests on the floor"
+    );
+}
+
+/// A stage that fails falls back to the CPU for that step (same state as a CPU step, reason
+/// reported); a stage that answers late has its contacts advanced, and pairs with a teleported
+/// body are recomputed on the CPU.
+#[test]
+fn failing_and_late_stages() {
+    struct Failing;
+    impl ContactStage for Failing {
+        fn name(&self) -> &'static str {
+            "failing"
+        }
+        fn run(&mut self, _: &StageInput<'_>, _: &mut StageOutput) -> Result<(), StageError> {
+            Err(StageError::Gpu("device lost".into()))
+        }
+    }
+    /// Answers with the CPU's contacts of the previous step (one step of latency).
+    #[derive(Default)]
+    struct Late {
+        cpu: CpuContacts,
+        last: Option<StageOutput>,
+    }
+    impl ContactStage for Late {
+        fn name(&self) -> &'static str {
+            "late"
+        }
+        fn run(&mut self, input: &StageInput<'_>, out: &mut StageOutput) -> Result<(), StageError> {
+            let mut now = StageOutput::default();
+            self.cpu.run(input, &mut now)?;
+            if let Some(prev) = self.last.replace(now) {
+                out.pairs = prev
+                    .pairs
+                    .into_iter()
+                    .filter(|p| input.candidates.contains(&(p.a, p.b)))
+                    .collect();
+                out.report.latency_steps = Some(1);
+            }
+            out.report.narrow = "late";
+            Ok(())
+        }
+    }
+    let shape = mesh(cuboid(Vec3::splat(0.25)));
+    let build = || {
+        let mut sim = Simulation::new(settings()).unwrap();
+        add(&mut sim, ground());
+        let b = add(&mut sim, dynamic(&shape, DVec3::new(0.0, 0.0, 1.0)));
+        (sim, b)
+    };
+    let (mut cpu, b1) = build();
+    let (mut failing, b2) = build();
+    for _ in 0..90 {
+        cpu.step();
+        failing.step_with(&mut Failing);
+        assert_eq!(
+            failing.stats().fallback.as_deref(),
+            Some("failing: GPU: device lost")
+        );
+    }
+    assert_eq!(cpu.state_bits(), failing.state_bits());
+    assert_eq!(cpu.body(b1), failing.body(b2));
+    // One step late: the box still comes to rest on the ground.
+    let (mut late, b) = build();
+    let mut stage = Late::default();
+    for _ in 0..240 {
+        late.step_with(&mut stage);
+    }
+    assert_eq!(late.stats().latency_steps, Some(1));
+    let z = late.body(b).unwrap().position.z;
+    assert!((z - 0.25).abs() < 5e-3, "{z}");
+    // Teleport the box up: the late answer (box on the ground) is stale and recomputed.
+    late.set_pose(b, DVec3::new(0.0, 0.0, 5.0), DQuat::IDENTITY)
+        .unwrap();
+    late.step_with(&mut stage);
+    assert!(late.pair_contacts().is_empty(), "stale contact dropped");
+    assert!(late.body(b).unwrap().position.z > 4.9);
+}
+
+/// The same scene with 1 and 2 worker threads gives bit-identical states.
+#[test]
+fn thread_count_does_not_change_the_result() {
+    let run = |threads: usize| {
+        let mut s = settings();
+        s.contact.threads = threads;
+        let mut sim = Simulation::new(s).unwrap();
+        add(&mut sim, ground());
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let shapes = [
+            mesh(cuboid(Vec3::new(0.3, 0.2, 0.25))),
+            mesh(icosphere(0.25, 1)),
+        ];
+        for k in 0..12 {
+            let (_, q) = random_pose(&mut rng, 1.0);
+            let at = DVec3::new(
+                (k % 3) as f64 * 0.5,
+                (k / 3 % 2) as f64 * 0.5,
+                0.4 + 0.5 * k as f64,
+            );
+            let shape = &shapes[k % 2];
+            let body = Body::dynamic(&shape.mass_at(400.0), at, q).unwrap();
+            sim.insert(body, Some(BodyShape::mesh(shape.clone())))
+                .unwrap();
+        }
+        for _ in 0..120 {
+            sim.step();
+        }
+        assert!(sim.stats().interfering_pairs > 3);
+        sim.state_bits()
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(1), "two runs of the same scene differ");
+    // The golden hash of the final state (FNV-1a over the state bits), so a change that alters
+    // the dynamics, or a platform whose floating point differs, is seen in CI. A change meant to
+    // alter the dynamics updates it (run with `-- --nocapture` to print the new value).
+    let hash = one.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+        (h ^ x).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    println!("golden state hash: {hash:#018x}");
+    assert_eq!(
+        hash, GOLDEN_STATE_HASH,
+        "the dynamics changed: {hash:#018x}"
+    );
+}
+
+/// See [`thread_count_does_not_change_the_result`].
+const GOLDEN_STATE_HASH: u64 = 0xa3c0_c771_5218_905b;
