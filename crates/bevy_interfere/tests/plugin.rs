@@ -278,28 +278,42 @@ fn gpu_async_box_falls_and_rests() {
     );
 }
 
-#[test]
-fn gpu_backend_without_device_falls_back_to_cpu() {
+/// A manual-time app with `backend` selected; `plugins` adds what the test needs (resources and
+/// the Interfere plugins). Finished and cleaned up.
+fn fallback_app(backend: Backend, plugins: impl FnOnce(&mut App)) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, AssetPlugin::default()))
         .init_asset::<Mesh>()
         .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
-        .insert_resource(Backend::GpuBlocking)
-        .insert_resource(GpuSupport {
+        .insert_resource(backend);
+    plugins(&mut app);
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Drops a box 0.6 above the ground, steps 64 times and returns its height.
+fn dropped_box_height(app: &mut App) -> f32 {
+    let g = ground(app);
+    let b = falling_box(app, 0.6);
+    until_joined(app, &[g, b]);
+    for _ in 0..64 {
+        app.update();
+    }
+    app.world().get::<Transform>(b).unwrap().translation.y
+}
+
+#[test]
+fn gpu_backend_without_device_falls_back_to_cpu() {
+    let mut app = fallback_app(Backend::GpuBlocking, |app| {
+        app.insert_resource(GpuSupport {
             unavailable: Some("forced by the test".into()),
             ..Default::default()
         })
         .add_plugins(InterferePlugins);
-    app.finish();
-    app.cleanup();
+    });
     assert_eq!(*app.world().resource::<Backend>(), Backend::Cpu);
-    let g = ground(&mut app);
-    let b = falling_box(&mut app, 0.6);
-    until_joined(&mut app, &[g, b]);
-    for _ in 0..64 {
-        app.update();
-    }
-    let y = app.world().get::<Transform>(b).unwrap().translation.y;
+    let y = dropped_box_height(&mut app);
     assert!((y - 0.25).abs() < 0.02, "fell back but box at {y}");
 }
 
@@ -308,23 +322,12 @@ fn gpu_backend_without_device_falls_back_to_cpu() {
 /// box rests as on the CPU backend.
 #[test]
 fn gpu_backend_without_its_plugin_steps_on_the_cpu() {
-    let mut app = App::new();
-    app.add_plugins((MinimalPlugins, AssetPlugin::default()))
-        .init_asset::<Mesh>()
-        .insert_resource(TimeUpdateStrategy::FixedTimesteps(1))
-        .insert_resource(Backend::Gpu)
-        .add_plugins(InterferePlugins.build().disable::<GpuBackendPlugin>());
-    app.finish();
-    app.cleanup();
-    let g = ground(&mut app);
-    let b = falling_box(&mut app, 0.6);
-    until_joined(&mut app, &[g, b]);
-    for _ in 0..64 {
-        app.update();
-    }
+    let mut app = fallback_app(Backend::Gpu, |app| {
+        app.add_plugins(InterferePlugins.build().disable::<GpuBackendPlugin>());
+    });
+    let y = dropped_box_height(&mut app);
     assert_eq!(*app.world().resource::<Backend>(), Backend::Cpu);
     assert_eq!(app.world().resource::<PhysicsStats>().backend, Backend::Cpu);
-    let y = app.world().get::<Transform>(b).unwrap().translation.y;
     assert!((y - 0.25).abs() < 0.02, "stepped on the CPU but box at {y}");
 }
 
