@@ -4,9 +4,7 @@
 //! and beside a primitive part), resting on a half-space and on a mesh slab, and the spatial
 //! queries against the parts' own geometry.
 
-use crate::contact::narrow_phase::exact_pair;
-use crate::contact::volume_stage::pair_contact;
-use crate::tests::test_bodies::{add_ground, add_shape, add_slab, at};
+use crate::tests::test_bodies::{add_ground, add_shape, add_slab, at, contact};
 use crate::*;
 use interfere_geometry::glam::{DMat3, DQuat, DVec3, Vec3};
 use interfere_geometry::shapes::{cuboid, icosphere};
@@ -47,13 +45,6 @@ fn weightless() -> Simulation {
     let mut s = SimulationSettings::default();
     s.world.gravity = DVec3::ZERO;
     Simulation::new(s).unwrap()
-}
-
-fn contact(sim: &Simulation, a: BodyHandle, b: BodyHandle) -> Option<crate::PairContact> {
-    let input = sim.stage_input(&[]);
-    let (a, b) = (a.id().min(b.id()), a.id().max(b.id()));
-    let pair = exact_pair(&input, a, b, true)?;
-    Some(pair_contact(&input, pair))
 }
 
 /// Two cube meshes (half side 0.25) at `x = ±0.6`: the parts used below.

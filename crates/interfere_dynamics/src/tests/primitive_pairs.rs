@@ -3,9 +3,7 @@
 //! mesh slab, a primitive against its tessellated twin, momentum in a head-on collision, and the
 //! spatial queries against closed-form hits and containment.
 
-use crate::contact::narrow_phase::exact_pair;
-use crate::contact::volume_stage::pair_contact;
-use crate::tests::test_bodies::{add_ground, add_shape, add_slab, at};
+use crate::tests::test_bodies::{add_ground, add_shape, add_slab, at, contact};
 use crate::*;
 use interfere_geometry::glam::{DMat3, DQuat, DVec3};
 use interfere_geometry::{CompoundPart, DPose};
@@ -126,14 +124,6 @@ fn compound_mass_is_the_sum_of_its_parts() {
         }])
         .is_err()
     );
-}
-
-/// The contact of pair `(a, b)` at the simulation's current state.
-fn contact(sim: &Simulation, a: BodyHandle, b: BodyHandle) -> Option<crate::PairContact> {
-    let input = sim.stage_input(&[]);
-    let (a, b) = (a.id().min(b.id()), a.id().max(b.id()));
-    let pair = exact_pair(&input, a, b, true)?;
-    Some(pair_contact(&input, pair))
 }
 
 /// Oracle: the pair contact of two overlapping spheres has the lens volume

@@ -1,5 +1,6 @@
 //! Bodies the unit tests of compounds and primitives share: a half-space ground, a static mesh
-//! slab, a dynamic body of any shape, a translation pose. Test-only.
+//! slab, a dynamic body of any shape, a translation pose; and a pair's contact as the CPU stage
+//! computes it. Test-only.
 
 use crate::*;
 use interfere_geometry::DPose;
@@ -41,4 +42,13 @@ pub(crate) fn at(translation: DVec3) -> DPose {
         rotation: DMat3::IDENTITY,
         translation,
     }
+}
+
+/// The contact of pair `(a, b)` at the simulation's current state, as the CPU contact stage
+/// computes it (the exact narrow phase, then the volume stage); `None` when it does not interfere.
+pub(crate) fn contact(sim: &Simulation, a: BodyHandle, b: BodyHandle) -> Option<PairContact> {
+    let input = sim.stage_input(&[]);
+    let (a, b) = (a.id().min(b.id()), a.id().max(b.id()));
+    let pair = exact_pair(&input, a, b, true)?;
+    Some(pair_contact(&input, pair))
 }
