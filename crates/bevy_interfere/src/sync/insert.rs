@@ -3,8 +3,7 @@
 //! unless the game moved it); a body that cannot join yet (its collider still being prepared, no
 //! bounded shape for a dynamic body, a refused mass) leaves the simulation until it can.
 
-use super::merge::PartQuery;
-use super::merge::{Merged, merged_shape};
+use super::merge::{Merged, PartQuery, merged_shape};
 use super::remove::remove;
 use super::{AncestorQuery, BodyQuery, Mirror, Ready, parent_world};
 use crate::collider::ColliderShape;
