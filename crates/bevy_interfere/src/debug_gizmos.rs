@@ -231,7 +231,12 @@ fn draw_debug(
         draw_samples(&pw, settings, &cfg, &mut gizmos);
     }
     if cfg.contacts || cfg.volume_gradients {
-        for k in sim.pair_contacts().iter().flat_map(|c| &c.parts) {
+        for k in sim
+            .pair_contacts()
+            .iter()
+            .flat_map(|c| &c.parts)
+            .filter(|k| !k.is_predicted())
+        {
             let p = k.point.as_vec3();
             let g = k.linear;
             let glen = g.length();

@@ -126,6 +126,7 @@ pub(crate) fn write_messages(
         let points = c
             .parts
             .iter()
+            .filter(|part| !part.is_predicted())
             .map(|part| {
                 let glen = part.linear.length().max(f64::MIN_POSITIVE);
                 ContactPoint {

@@ -361,6 +361,16 @@ fn gpu_error(e: GpuError) -> StageError {
     StageError::Gpu(e.to_string())
 }
 
+/// The CPU stage for the pairs a GPU stage leaves to the CPU: without speculative contacts
+/// (the GPU answers have none yet; a pair would otherwise switch contact models from step to
+/// step).
+fn cpu_part() -> CpuContacts {
+    CpuContacts {
+        speculative: false,
+        ..CpuContacts::default()
+    }
+}
+
 /// Runs the CPU stage on `pairs` (with the simulation's own volume method) and appends its
 /// contacts and its report's counts to `out`.
 fn cpu_pairs(
@@ -402,7 +412,7 @@ impl GpuBlockingContacts {
             ctx,
             runner,
             options,
-            cpu: CpuContacts::default(),
+            cpu: cpu_part(),
         })
     }
 
@@ -594,7 +604,7 @@ impl GpuAsyncContacts {
             in_flight: 0,
             latest: None,
             options,
-            cpu: CpuContacts::default(),
+            cpu: cpu_part(),
         };
         Ok((stage, server))
     }

@@ -4,6 +4,8 @@
 //! that reach below its plane.
 //!
 //! Bodies enter and leave the sweep one at a time ([`BroadPhase::remove`]); nothing is rebuilt.
+//! A moving body's box covers its motion over the step ([`swept`]), so pairs that the step could
+//! bring together are candidates before they touch (speculative contacts).
 //! A candidate pair `(a, b)`, `a < b`, is reported when the boxes overlap (for a half-space: the
 //! box reaches within the speculative margin of its plane), the collision layers
 //! let the two interact, and the pair needs contact work (see [`pair_is_active`]). The output is
@@ -11,8 +13,8 @@
 
 use crate::body::{Body, BodyId, BodyKind};
 use crate::collision::shape::{BodyShape, Shape};
-use interfere_geometry::glam::DVec3;
-use interfere_geometry::{ProxyId, SweepAndPrune};
+use interfere_geometry::glam::{DVec3, Vec3};
+use interfere_geometry::{Aabb, ProxyId, SweepAndPrune};
 
 /// Whether body `b` moves this step: dynamic and awake, or kinematic with a velocity.
 pub fn is_moving(b: &Body) -> bool {
@@ -43,6 +45,28 @@ pub fn pair_is_active(
     (is_moving(ba) || is_moving(bb))
         && (dynamic || ca.sensor || cb.sensor)
         && ca.layers.interacts_with(&cb.layers)
+}
+
+/// The world box `aabb` of a body grown to cover its motion over `dt` at its current velocity
+/// (`v dt` towards where it goes, and the box's half diagonal turned by `|ω| dt` every way), so
+/// that a pair that the step's motion could bring together is a candidate and gets speculative
+/// contacts (`crate::contact::speculative`). Static and sleeping bodies keep their box.
+pub fn swept(aabb: Aabb, body: &Body, dt: f64) -> Aabb {
+    if !is_moving(body) {
+        return aabb;
+    }
+    let d = (body.linear_velocity * dt).as_vec3();
+    let turn = (body.angular_velocity.length() * dt).min(2.0) as f32;
+    let pad = aabb.half_extents().length() * turn;
+    let grown = Aabb::new(
+        aabb.min + d.min(Vec3::ZERO) - Vec3::splat(pad),
+        aabb.max + d.max(Vec3::ZERO) + Vec3::splat(pad),
+    );
+    if grown.min.is_finite() && grown.max.is_finite() {
+        grown
+    } else {
+        aabb
+    }
 }
 
 /// Sweep and prune plus half-spaces (see the module documentation).
@@ -88,7 +112,10 @@ impl BroadPhase {
                 Some(s) => s,
                 None => continue,
             };
-            let Some(aabb) = shape.world_aabb(&body.mesh_pose()) else {
+            let Some(aabb) = shape
+                .world_aabb(&body.mesh_pose())
+                .map(|b| swept(b, body, dt))
+            else {
                 // A non-finite pose: out of the sweep until it is finite again.
                 if let Some(p) = self.proxy[i].take() {
                     let _ = self.sap.remove(p);
@@ -136,7 +163,10 @@ impl BroadPhase {
                 if m == h || !pair_is_active(bodies, colliders, h, m) {
                     continue;
                 }
-                let Some(aabb) = shape.world_aabb(&body.mesh_pose()) else {
+                let Some(aabb) = shape
+                    .world_aabb(&body.mesh_pose())
+                    .map(|b| swept(b, body, dt))
+                else {
                     continue;
                 };
                 let (lo, hi) = (aabb.min.as_dvec3(), aabb.max.as_dvec3());

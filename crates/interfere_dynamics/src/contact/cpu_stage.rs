@@ -15,6 +15,11 @@ pub struct CpuContacts {
     pub narrow: Box<dyn NarrowPhase>,
     /// The volume stage.
     pub volume: Box<dyn VolumeStage>,
+    /// Whether moving mesh–mesh pairs also get speculative contacts
+    /// (`crate::contact::speculative`; on by default). The GPU contact stages turn it off for
+    /// the pairs they leave to the CPU, so that a pair does not switch contact models from one
+    /// step to the next: their own answers have none yet.
+    pub speculative: bool,
 }
 
 impl Default for CpuContacts {
@@ -22,6 +27,7 @@ impl Default for CpuContacts {
         Self {
             narrow: Box::new(CpuNarrowPhase),
             volume: Box::new(CpuVolumeStage::default()),
+            speculative: true,
         }
     }
 }
@@ -39,6 +45,11 @@ impl ContactStage for CpuContacts {
         let start = std::time::Instant::now();
         let first = out.pairs.len();
         let rays = self.volume.contacts(input, pairs, &mut out.pairs);
+        // Contacts the step's motion would make (speculative: see `contact::speculative`).
+        // Contacts the step's motion would make (see `contact::speculative`).
+        if self.speculative {
+            crate::contact::speculative::add_speculative_contacts(input, &mut out.pairs);
+        }
         let r = &mut out.report;
         r.narrow = self.narrow.name();
         r.volume = self.volume.name();

@@ -26,6 +26,7 @@ pub(crate) mod latent;
 pub(crate) mod narrow_phase;
 pub(crate) mod parts;
 pub(crate) mod primitive_pairs;
+pub(crate) mod speculative;
 pub(crate) mod stage;
 pub(crate) mod volume_stage;
 
@@ -71,6 +72,15 @@ pub struct VolumeContact {
     pub angular: DVec3,
     /// Feature key for warm starting.
     pub feature: u64,
+}
+
+impl VolumeContact {
+    /// Whether this is a speculative part of a moving pair: a contact its motion over the step
+    /// would make, carried back to now (`contact::speculative`), not an overlap the pair has.
+    /// Contact messages and gizmos leave these out.
+    pub fn is_predicted(&self) -> bool {
+        self.feature & speculative::SPECULATIVE_FEATURE != 0
+    }
 }
 
 /// The contacts of one state.

@@ -182,7 +182,9 @@ pub struct PairContact {
     pub angular: DVec3,
     /// Where the contact acts (the centroid of the contact surface on b).
     pub point: DVec3,
-    /// The volume contacts given to the solver (up to four per contact region).
+    /// The volume contacts given to the solver (up to four per contact region), and for a
+    /// moving pair the speculative parts of the contact its motion would make
+    /// ([`VolumeContact::is_predicted`]).
     pub parts: Vec<VolumeContact>,
     /// Lines cast (0 for exact methods).
     pub rays: usize,

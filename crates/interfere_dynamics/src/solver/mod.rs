@@ -354,6 +354,26 @@ impl Solver {
             let tangential0 = (rel0 - n * n.dot(rel0)).length();
             let m = ba.material.combine(&bb.material);
             let mu = m.friction_at(tangential0, s.static_friction_threshold);
+            // The row's rate is `−dV/dt` (separation positive); over `|∂V/∂x|` it is the
+            // approach speed along the gradient. Before this step's external forces (`u0`) and
+            // now (`u_now`), as for point contacts: a contact that overlaps, or closes its gap
+            // within the substep, approaching faster than the threshold bounces back at `e`
+            // times the approach speed along the gradient (and only along it: friction and the
+            // other rows are untouched), less the step's gravity impulse.
+            let u_now = normal.rate(sa, sb);
+            let u0 = {
+                let mut a0 = *sa;
+                let mut b0 = *sb;
+                (a0.v, a0.w, b0.v, b0.w) = (va0, wa0, vb0, wb0);
+                normal.rate(&a0, &b0)
+            };
+            let base = c.volume.min(0.0) / h;
+            let hits = c.volume >= 0.0 || u_now * h <= c.volume;
+            let target = if hits && -u0 > s.restitution_threshold * glen && m.restitution > 0.0 {
+                base.max(-m.restitution * u0 + (u_now - u0))
+            } else {
+                base
+            };
             self.constraints.push(Constraint {
                 a: ia,
                 b: ib,
@@ -362,10 +382,11 @@ impl Solver {
                 tangents,
                 tangent_dirs: [t1, t2],
                 normal_scale: glen,
-                // A speculative contact (V < 0, a contact found earlier in the step whose bodies
-                // have since separated) lets the volume grow back to zero within the substep
-                // and no further: `V + h J v ≤ 0`, i.e. a separation rate of at least `V / h`.
-                target: c.volume.min(0.0) / h,
+                // A speculative contact (V < 0: the bodies have not met yet, or have separated
+                // since the contact was found) lets the volume grow back to zero within the
+                // substep and no further: `V + h J v ≤ 0`, i.e. a separation rate of at least
+                // `V / h`; restitution as above.
+                target,
                 mu,
                 lambda: 0.0,
                 lambda_t: [0.0; 2],

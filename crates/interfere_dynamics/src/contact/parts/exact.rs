@@ -4,12 +4,12 @@
 //! principal radii of its contact surface; and the feature keys that keep warm starts.
 //! Shared by the mesh–mesh volume stage and the primitive contacts.
 
-use crate::contact::parts::sampled::{MeshVolumePart, principal_parts_with_hint};
+use crate::contact::parts::sampled::{MeshVolumePart, facing_flatness, principal_parts_with_hint};
 use crate::contact::stage::PairContact;
 use crate::contact::{BodyId, VolumeContact};
 use interfere_geometry::DPose;
 use interfere_geometry::glam::DVec3;
-use interfere_geometry::volume::ExactResult;
+use interfere_geometry::volume::{ContactRegion, ExactResult};
 
 /// The feature key of part `quadrant` of region `region` of pair `(a, b)` (warm starting).
 pub fn feature_key(a: BodyId, b: BodyId, region: usize, quadrant: u8) -> u64 {
@@ -51,6 +51,34 @@ pub fn exact_totals(r: &ExactResult, pa: &DPose) -> (f64, DVec3, DVec3, DVec3, f
     )
 }
 
+/// The surface a region's parts are built on: the region's pieces on B, or on A (their vector
+/// areas negated, so that either sums to `∂V/∂x_b`), whichever is flatter
+/// ([`facing_flatness`]). Where one of the two is flat (a slab's top under a faceted ball's
+/// vertex, a wall's face against a box's edge) the contact's normal is that face's: B's
+/// pieces there are the wedge faces of the vertex or edge that pokes in, whose normals are off
+/// the contact normal by the wedge's angle, and a part built on one of them pushes sideways
+/// (a box pressed into a 45° wall climbed it).
+fn contact_surface(region: &ContactRegion) -> Vec<(DVec3, DVec3)> {
+    let on_b: Vec<(DVec3, DVec3)> = region
+        .pieces_b
+        .iter()
+        .map(|p| (p.centroid, p.vector_area))
+        .collect();
+    let Some(n) = region.translation_gradient.try_normalize() else {
+        return on_b;
+    };
+    let on_a: Vec<(DVec3, DVec3)> = region
+        .pieces_a
+        .iter()
+        .map(|p| (p.centroid, -p.vector_area))
+        .collect();
+    if facing_flatness(&on_a, n) > facing_flatness(&on_b, n) {
+        on_a
+    } else {
+        on_b
+    }
+}
+
 /// The volume contacts of an exact result in A's frame (`pa`: A's mesh pose) between bodies `a`
 /// and `b`: each region `k` with a positive volume as four parts at the principal radii of its
 /// contact surface ([`crate::contact::parts::sampled::principal_parts_with_hint`]), feature region
@@ -69,11 +97,7 @@ pub fn exact_parts(
 ) -> Vec<VolumeContact> {
     let mut out = Vec::new();
     for (k, region) in r.regions.iter().enumerate() {
-        let ends: Vec<(DVec3, DVec3)> = region
-            .pieces_b
-            .iter()
-            .map(|p| (p.centroid, p.vector_area))
-            .collect();
+        let ends = contact_surface(region);
         let Some(parts) = principal_parts_with_hint(
             region.volume,
             region.translation_gradient,

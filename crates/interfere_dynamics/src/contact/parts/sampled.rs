@@ -340,26 +340,18 @@ pub struct MeshVolumePart {
 /// at ¾ and ½ it comes to rest (`mesh_boxes_rest_still_on_a_mesh_slab` in `tests/scenes.rs`).
 const TILT_WEIGHT: f64 = 0.5;
 
-/// How flat a region's contact surface must be for its parts to get lever arms and depth
-/// shares ([`principal_parts_with_hint`]): over the pieces facing along the unit gradient `n`
-/// (within 60°; side walls do not count), `Σ g·n / Σ |g|`, the mean cosine of their normals to
-/// `n`, at least this (a spread of about 0.8°): the faces of boxes and other flat-faced meshes.
-/// A curved region keeps one central constraint, because four flat parts with lever arms on a
-/// curved surface resist motions that slide it along itself: on the nut demo's helical flanks
-/// (64 facets a turn, adjacent flank normals 2.8° apart) the free nut turned 0.84 times in 150
-/// steps at a threshold of 0.98 (and 0.10 times with lever arms everywhere) against 1.45 at this
-/// one. The Ruina wheels' barely curved faces (0.5 mm sagitta) fall on the curved side too: with
-/// lever arms (threshold 0.98) both wheels came to rest, 0.2015 and 0.1016 m, as with 1 mm rays;
-/// without, they roll 0.497 and 0.200 m and still move at 6 s. Splitting a curved region by its
-/// own pieces instead (each part the sum of its quadrant's pieces' gradients, as the ray split
-/// does) gave both (the nut 1.33 turns, pitch within 3 %; the wheels 0.2005 and 0.1003 m at rest,
-/// as the rays) but broke a box pushed into a wall with locked axes (thrown up the wall, or
-/// through it when only the facing pieces made parts): not kept.
-const FLAT_FACING: f64 = 0.9999;
+/// How flat a region's contact surface must be for its parts to sit at the principal radii
+/// with one normal ([`principal_parts_with_hint`]): over the pieces facing along the unit
+/// gradient `n` (within 60°; side walls do not count), `Σ g·n / Σ |g|`, the mean cosine of their
+/// normals to `n`, at least this (a spread of about 0.8°): the faces of boxes and other
+/// flat-faced meshes. A curved region is split by its own pieces instead
+/// ([`quadrant_parts`]), so that motions that slide it along itself (a nut's screw motion on
+/// its helical flanks) move no part into the other solid.
+pub const FLAT_FACING: f64 = 0.9999;
 
-/// Whether the pieces `ends` (point, vector area) facing along `n` are flat: see
-/// [`FLAT_FACING`].
-fn is_flat(ends: &[(DVec3, DVec3)], n: DVec3) -> bool {
+/// The mean cosine to `n` of the pieces `ends` (point, vector area) facing along `n` (within
+/// 60°), `Σ g·n / Σ |g|`; 0 when none faces along `n`. See [`FLAT_FACING`].
+pub fn facing_flatness(ends: &[(DVec3, DVec3)], n: DVec3) -> f64 {
     let (mut along, mut area) = (0.0, 0.0);
     for &(_, g) in ends {
         let (a, d) = (g.length(), g.dot(n));
@@ -368,7 +360,83 @@ fn is_flat(ends: &[(DVec3, DVec3)], n: DVec3) -> bool {
             area += a;
         }
     }
-    area > 0.0 && along >= FLAT_FACING * area
+    if area > 0.0 { along / area } else { 0.0 }
+}
+
+/// The quadrant `0..4` of offset `d` along `(e₁, e₂)`: signs `(+,+), (−,+), (−,−), (+,−)`.
+fn quadrant(d: DVec3, (e1, e2): (DVec3, DVec3)) -> usize {
+    match (d.dot(e1) >= 0.0, d.dot(e2) >= 0.0) {
+        (true, true) => 0,
+        (false, true) => 1,
+        (false, false) => 2,
+        (true, false) => 3,
+    }
+}
+
+/// The parts of a curved region: its pieces `ends` grouped by the quadrant of their centroid
+/// about `c` along the principal axes `(e₁, e₂)`, each group one part at its area-weighted
+/// centroid carrying the group's own `∂V/∂x_b = Σ g` and `∂V/∂θ_b = Σ (x − p) × g` (what the
+/// pieces' rounding leaves of the region's `linear` and its torque about `c`, `tau_c`, shared
+/// equally), and the volume in proportion to its area facing along `n`. A rigid motion that
+/// keeps the surface in place (sliding a helix along itself, turning a surface of revolution
+/// about its axis) changes no part's volume to first order, as it does not change the region's.
+#[allow(clippy::too_many_arguments)]
+fn quadrant_parts(
+    volume: f64,
+    linear: DVec3,
+    tau_c: DVec3,
+    ends: &[(DVec3, DVec3)],
+    c: DVec3,
+    axes: (DVec3, DVec3),
+    n: DVec3,
+    a_pose: &DPose,
+) -> Vec<MeshVolumePart> {
+    let mut g = [DVec3::ZERO; 4];
+    let mut m = [DVec3::ZERO; 4];
+    let mut w = [0.0; 4];
+    let mut wp = [DVec3::ZERO; 4];
+    for &(x, gi) in ends {
+        let q = quadrant(x - c, axes);
+        let a = gi.length();
+        g[q] += gi;
+        m[q] += (x - c).cross(gi);
+        w[q] += a;
+        wp[q] += x * a;
+    }
+    let active: Vec<usize> = (0..4).filter(|&q| w[q] > 0.0).collect();
+    if active.is_empty() {
+        return Vec::new();
+    }
+    let k = active.len() as f64;
+    let dg = (linear - active.iter().map(|&q| g[q]).sum::<DVec3>()) / k;
+    let dm = (tau_c - active.iter().map(|&q| m[q]).sum::<DVec3>()) / k;
+    let shares: Vec<f64> = active
+        .iter()
+        .map(|&q| (g[q] + dg).dot(n).max(0.0))
+        .collect();
+    let total: f64 = shares.iter().sum();
+    let rot = a_pose.rotation;
+    active
+        .iter()
+        .zip(&shares)
+        .map(|(&q, &share)| {
+            let p = wp[q] / w[q];
+            let lin = g[q] + dg;
+            // About its own point: τ_p = τ_c + (c − p) × G.
+            let ang = m[q] + dm + (c - p).cross(lin);
+            MeshVolumePart {
+                volume: if total > 0.0 {
+                    volume * share / total
+                } else {
+                    volume / k
+                },
+                linear: rot * lin,
+                angular: rot * ang,
+                point: a_pose.transform_dpoint(p),
+                quadrant: q as u8,
+            }
+        })
+        .collect()
 }
 
 /// A four-part manifold of one contact region from its weighted surface points `ends` (point,
@@ -508,15 +576,18 @@ pub fn principal_parts_with_hint(
             _ => 0.0,
         }
     };
-    // Lever arms (and depth shares) only for a flat surface: see `FLAT_FACING`.
-    let lever_arms = lever_arms && is_flat(ends, n);
+    // Torque about c: τ_c = τ_p + (p − c) × G.
+    let tau_c = angular + (point - c).cross(linear);
+    // Lever arms: at the principal radii on a flat surface, by the pieces on a curved one.
+    if lever_arms && facing_flatness(ends, n) < FLAT_FACING {
+        let parts = quadrant_parts(volume, linear, tau_c, ends, c, (e1, e2), n, a_pose);
+        return (!parts.is_empty()).then_some(parts);
+    }
     let (k1, k2) = if lever_arms {
         (TILT_WEIGHT * tilt(e1, r1), TILT_WEIGHT * tilt(e2, r2))
     } else {
         (0.0, 0.0)
     };
-    // Torque about c: τ_c = τ_p + (p − c) × G.
-    let tau_c = angular + (point - c).cross(linear);
     let rot = a_pose.rotation;
     let mut parts = Vec::with_capacity(4);
     for (q, (s1, s2)) in [(1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)]
@@ -930,9 +1001,11 @@ mod tests {
                 (q.linear, q.angular, q.point)
             );
         }
-        // A curved surface (the two bottom triangles tilted 5° apart, past `FLAT_FACING`): one
-        // central constraint, each part a quarter of the region's torque about the centre and
-        // an equal share, whatever the volume centroid.
+        // A curved surface (the two bottom triangles tilted 5° apart, past `FLAT_FACING`): split
+        // by its pieces. Each triangle is one part at its own centroid with its own gradient
+        // (so a part pushes along its own face's normal), the parts sum to the region's force
+        // and torque, and the volume is shared by the area facing along the gradient (equal
+        // here).
         let tip = |c: DVec3, a: f64| {
             (
                 c,
@@ -943,24 +1016,35 @@ mod tests {
             tip(DVec3::new(s / 6.0, -s / 6.0, 0.0), 0.044),
             tip(DVec3::new(-s / 6.0, s / 6.0, 0.0), -0.044),
         ];
+        assert!(facing_flatness(&curved, DVec3::NEG_Z) < FLAT_FACING);
         let curved_linear: DVec3 = curved.iter().map(|e| e.1).sum();
-        let central = principal_parts(
+        let curved_angular: DVec3 = curved.iter().map(|e| e.0.cross(e.1)).sum();
+        let split = principal_parts(
             volume,
             curved_linear,
-            angular,
+            curved_angular,
             point,
             &curved,
             Some(cv),
             &frame,
         )
         .unwrap();
-        for p in &central {
-            let about_centre = p.angular + (p.point - c_world).cross(p.linear);
-            assert!(
-                (about_centre - r * angular * 0.25).length() < 1e-12,
-                "{p:?}"
-            );
-            assert!((p.volume - 0.25 * volume).abs() < 1e-15);
+        assert_eq!(split.len(), 2);
+        let ls: DVec3 = split.iter().map(|p| p.linear).sum();
+        let ts: DVec3 = split
+            .iter()
+            .map(|p| p.angular + (p.point - c_world).cross(p.linear))
+            .sum();
+        assert!((ls - r * curved_linear).length() < 1e-12, "{ls}");
+        assert!((ts - r * curved_angular).length() < 1e-12, "{ts}");
+        for p in &split {
+            let piece = curved
+                .iter()
+                .find(|e| (frame.transform_dpoint(e.0) - p.point).length() < 1e-12)
+                .expect("a part at each triangle's centroid");
+            assert!((p.linear - r * piece.1).length() < 1e-12, "{p:?}");
+            assert!(p.angular.length() < 1e-12, "{p:?}");
+            assert!((p.volume - 0.5 * volume).abs() < 1e-15);
         }
         // No gradient: no parts.
         assert!(

@@ -569,7 +569,7 @@ pub(crate) fn assemble(
             stack.push(nb);
             while let Some(u) = stack.pop() {
                 patch.sums.merge(&topo[m].tri_sums[u as usize]);
-                if options.collect_pieces && m == 1 {
+                if options.collect_pieces {
                     patch.triangles.push(u);
                 }
                 inside_triangles[m] += 1;
@@ -693,6 +693,12 @@ pub(crate) fn assemble(
             let c = origin + (part.area.cross(part.moment) + ot.dot(part.area) * part.area) / a2;
             reg.first_moment += 0.75 * (ot.dot(part.area) / 3.0) * (c - origin);
             if pieces[part.piece as usize].mesh != 1 {
+                if options.collect_pieces {
+                    reg.pieces_a.push(SurfacePiece {
+                        centroid: c,
+                        vector_area: part.area,
+                    });
+                }
                 continue;
             }
             reg.weight += len;
@@ -716,13 +722,14 @@ pub(crate) fn assemble(
         let weighted = r * sums.weighted_centroid + t * sums.abs_area;
         (volume, area, moment, sums.abs_area, weighted, first)
     };
-    let (rb, tb) = placed.frame(1);
-    let b_tri_piece = |t: u32| -> SurfacePiece {
-        let p = placed.solids[1].triangle(t as usize).map(|v| v.as_dvec3());
+    let frames = [placed.frame(0), placed.frame(1)];
+    let tri_piece = |m: usize, t: u32| -> SurfacePiece {
+        let (r, tr) = frames[m];
+        let p = placed.solids[m].triangle(t as usize).map(|v| v.as_dvec3());
         let s = 0.5 * (p[1] - p[0]).cross(p[2] - p[0]);
         SurfacePiece {
-            centroid: rb * ((p[0] + p[1] + p[2]) / 3.0) + tb,
-            vector_area: rb * s,
+            centroid: r * ((p[0] + p[1] + p[2]) / 3.0) + tr,
+            vector_area: r * s,
         }
     };
     for (patch, &r) in patches.iter().zip(&patch_regions) {
@@ -737,7 +744,10 @@ pub(crate) fn assemble(
             reg.weight += wt;
             reg.weighted_point += wp;
             reg.pieces
-                .extend(patch.triangles.iter().map(|&t| b_tri_piece(t)));
+                .extend(patch.triangles.iter().map(|&t| tri_piece(1, t)));
+        } else {
+            reg.pieces_a
+                .extend(patch.triangles.iter().map(|&t| tri_piece(0, t)));
         }
     }
     for (&(m, si, _), &r) in contained.iter().zip(&shell_regions) {
@@ -756,9 +766,15 @@ pub(crate) fn assemble(
                 reg.pieces.extend(
                     topo[1].shell_triangles[shell.triangles.clone()]
                         .iter()
-                        .map(|&t| b_tri_piece(t)),
+                        .map(|&t| tri_piece(1, t)),
                 );
             }
+        } else if options.collect_pieces {
+            reg.pieces_a.extend(
+                topo[0].shell_triangles[shell.triangles.clone()]
+                    .iter()
+                    .map(|&t| tri_piece(0, t)),
+            );
         }
     }
 
@@ -810,6 +826,7 @@ pub(crate) fn assemble(
             rotation_gradient: reg.moment_b + (origin - point).cross(reg.area_b),
             area_b: reg.weight,
             pieces_b: reg.pieces,
+            pieces_a: reg.pieces_a,
         });
     }
     result.rotation_gradient =
@@ -847,6 +864,7 @@ struct RegionSums {
     weighted_point: DVec3,
     first_moment: DVec3,
     pieces: Vec<SurfacePiece>,
+    pieces_a: Vec<SurfacePiece>,
 }
 
 fn push_crossing(

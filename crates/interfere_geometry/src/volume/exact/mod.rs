@@ -92,7 +92,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub struct ExactOptions {
     /// Point (in A's frame) about which [`ExactResult::rotation_gradient`] is taken.
     pub centre: DVec3,
-    /// Whether to list each region's pieces on B ([`ContactRegion::pieces_b`]).
+    /// Whether to list each region's pieces on B and on A ([`ContactRegion::pieces_b`],
+    /// [`ContactRegion::pieces_a`]).
     pub collect_pieces: bool,
     /// Threads for the per-pair work: `0` for all available cores. A query with few candidate
     /// pairs runs on one thread whatever this says.
@@ -145,6 +146,10 @@ pub struct ContactRegion {
     pub area_b: f64,
     /// Its pieces on B (when [`ExactOptions::collect_pieces`]).
     pub pieces_b: Vec<SurfacePiece>,
+    /// Its pieces on A, with A's outward vector areas (`Σ` of them is `−∂V/∂x_B` of the region
+    /// but for rounding: the two sides bound the same volume), in A's frame (when
+    /// [`ExactOptions::collect_pieces`]).
+    pub pieces_a: Vec<SurfacePiece>,
 }
 
 /// The exact intersection volume and its gradient.

@@ -55,6 +55,29 @@ fn check_invariants(r: &ExactResult) {
     );
     let g: DVec3 = r.regions.iter().map(|g| g.translation_gradient).sum();
     assert!((g - r.translation_gradient).length() <= 1e-12 * g.length().max(1e-300));
+    // Each region's pieces on A and on B bound its volume together: A's vector areas sum to
+    // minus B's (`−∂V/∂x_B`), and their moments to minus B's (`−∂V/∂θ_B`), so either side
+    // gives the region's force and torque (the contact parts are built on the flatter one).
+    // A symmetrized result keeps one perturbation's pieces with averaged gradients: not checked.
+    if r.symmetrized {
+        return;
+    }
+    for region in &r.regions {
+        let sum = |pieces: &[SurfacePiece]| -> (DVec3, DVec3) {
+            pieces.iter().fold((DVec3::ZERO, DVec3::ZERO), |(f, t), p| {
+                (f + p.vector_area, t + p.centroid.cross(p.vector_area))
+            })
+        };
+        let (fa, ta) = sum(&region.pieces_a);
+        let (fb, tb) = sum(&region.pieces_b);
+        let torque = region.rotation_gradient + region.point.cross(region.translation_gradient);
+        let tol = 1e-9 * scale.max(1.0);
+        assert!((fb - region.translation_gradient).length() <= tol, "{fb}");
+        assert!((fa + region.translation_gradient).length() <= tol, "{fa}");
+        let arm = region.point.length().max(1.0);
+        assert!((tb - torque).length() <= tol * arm, "{tb} vs {torque}");
+        assert!((ta + torque).length() <= tol * arm, "{ta} vs {torque}");
+    }
 }
 
 fn rel(a: f64, b: f64) -> f64 {

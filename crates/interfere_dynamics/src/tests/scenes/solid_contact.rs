@@ -1,0 +1,307 @@
+//! Contact that behaves like solids (issue 28), on the default exact volume contacts of a
+//! `Simulation`: a faceted ball dropped on a mesh slab comes to rest whatever its orientation
+//! (it used to roll faster and faster and leave the slab), random drops, bounces and slides
+//! never gain energy, and fast bodies never pass through thin ones (speculative contacts,
+//! `contact/speculative.rs`).
+
+use super::*;
+use interfere_geometry::shapes::{icosphere, torus};
+
+/// The total energy (kinetic plus gravitational potential) of a simulation.
+fn energy(sim: &Simulation) -> f64 {
+    sim.kinetic_energy() + sim.potential_energy()
+}
+
+/// A static mesh slab `3 × 3 × 0.25` m half extents with its top at `z = 0`.
+fn slab(sim: &mut Simulation, mat: Material) -> BodyHandle {
+    add_fixed(
+        sim,
+        cuboid(Vec3::new(3.0, 3.0, 0.25)).unwrap(),
+        DVec3::new(0.0, 0.0, -0.25),
+        DQuat::IDENTITY,
+        mat,
+    )
+}
+
+/// The lowest point of body `h`'s mesh (world `z`).
+fn lowest(sim: &Simulation, h: BodyHandle) -> f64 {
+    let Some(Shape::Mesh(m)) = sim.collider(h).map(|c| &c.shape) else {
+        panic!("a mesh body");
+    };
+    let pose = sim.body(h).unwrap().mesh_pose();
+    m.solid()
+        .vertices()
+        .iter()
+        .map(|v| pose.transform_point(*v).z)
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// A vector with components uniform in `[−1, 1)`.
+fn unit(rng: &mut ChaCha8Rng) -> DVec3 {
+    DVec3::new(
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+        rng.random_range(-1.0..1.0),
+    )
+}
+
+/// A random rotation: a random axis, an angle uniform in `[−3, 3)` radians.
+fn random_rotation(rng: &mut ChaCha8Rng) -> DQuat {
+    DQuat::from_axis_angle(
+        unit(rng).normalize_or(DVec3::X),
+        rng.random_range(-3.0..3.0),
+    )
+}
+
+/// What a run of [`ball_on_slab`] did.
+struct BallRun {
+    /// Horizontal travel over the last half of the run, metres.
+    late_travel: f64,
+    /// Whether the ball sleeps at the end.
+    asleep: bool,
+    /// Speed at the end, m/s.
+    speed: f64,
+    /// Largest rise of the total energy above its value at the end of the landing (1 s in).
+    gain: f64,
+    /// Deepest the ball's lowest vertex went below the slab top over the last half, metres.
+    depth: f64,
+}
+
+/// The scene of issue 28: a geodesic sphere (icosphere r = 0.22 m, subdivision 2, 320
+/// triangles) dropped 8 cm onto a flat mesh slab, friction 0.6, 60 Hz with 4 substeps, never
+/// sleeping unless `sleep`, for `steps` steps.
+fn ball_on_slab(q: DQuat, steps: usize, sleep: bool) -> BallRun {
+    let mut sim = simulation(
+        world_settings(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G)),
+        VolumeMethod::Exact,
+    );
+    if sleep {
+        let mut s = *sim.settings();
+        s.sleep = SleepSettings::default();
+        sim.set_settings(s).unwrap();
+    }
+    let mat = Material::new(0.6, 0.0);
+    slab(&mut sim, mat);
+    let ball = icosphere(0.22, 2).unwrap();
+    let ball = add_dynamic(&mut sim, ball, 1000.0, DVec3::new(1.0, -0.3, 0.298), q, mat);
+    let (mut gain, mut depth, mut settled_energy) = (0.0f64, 0.0f64, None);
+    let mut half_way = DVec3::ZERO;
+    for step in 0..steps {
+        sim.step();
+        if step == 60 {
+            settled_energy = Some(energy(&sim));
+        }
+        if let Some(e0) = settled_energy {
+            gain = gain.max(energy(&sim) - e0);
+        }
+        if step == steps / 2 {
+            half_way = sim.body(ball).unwrap().position;
+        }
+        if step >= steps / 2 {
+            depth = depth.max(-lowest(&sim, ball));
+        }
+    }
+    let b = sim.body(ball).unwrap();
+    BallRun {
+        late_travel: (b.position - half_way).truncate().length(),
+        asleep: b.sleeping,
+        speed: b.linear_velocity.length() + 0.22 * b.angular_velocity.length(),
+        gain,
+        depth,
+    }
+}
+
+/// Issue 28's regression: the geodesic ball at the issue's orientation, and at random ones,
+/// comes to rest on level ground and stays there. Before speculative volume contacts and lever
+/// arms on every contact region it rolled faster and faster (0.14 m/s at 1 s, 0.87 m/s at 6 s)
+/// and left the slab at about 8 s: each face it tipped onto sank in unchecked and the position
+/// projection lifted it out, adding potential energy that the roll turned into speed.
+///
+/// 20 s each. With the default sleeping (as a game runs) every ball is asleep at the end and
+/// has not moved over the last 10 s; never sleeping, it has moved less than 1 mm over the last
+/// 10 s (measured 0.11–0.57 mm; it rocks in place at up to 2.8 cm/s, counting `r |ω|`: the
+/// sequential impulses of a tall body on a 4 cm face do not converge in 10 iterations), and
+/// in both its energy never rose above its value 1 s in (guarded at 0.01 J, the ball raised by
+/// 23 µm) and it rests at most 0.3 mm deep (measured 0.06 mm; the projection's slop is 0.1 mm).
+#[test]
+fn faceted_ball_comes_to_rest_on_a_mesh_slab_in_any_orientation() {
+    let issue = DQuat::from_xyzw(
+        0.47793928334165203,
+        0.6372523777888695,
+        0.0,
+        -0.6045522710579293,
+    )
+    .normalize();
+    let mut rng = ChaCha8Rng::seed_from_u64(28);
+    let mut orientations = vec![issue];
+    for _ in 0..4 {
+        orientations.push(random_rotation(&mut rng));
+    }
+    for (k, q) in orientations.into_iter().enumerate() {
+        for sleep in [true, false] {
+            let run = ball_on_slab(q, 1200, sleep);
+            eprintln!(
+                "ball {k} (sleep {sleep}): asleep {}, late travel {:.2e} m, speed {:.2e} m/s, energy gain {:.2e} J, depth {:.2e} m",
+                run.asleep, run.late_travel, run.speed, run.gain, run.depth
+            );
+            if sleep {
+                assert!(run.asleep, "ball {k} still awake");
+                assert!(
+                    run.late_travel < 1e-4,
+                    "ball {k} travels {}",
+                    run.late_travel
+                );
+            } else {
+                assert!(
+                    run.late_travel < 1e-3,
+                    "ball {k} travels {}",
+                    run.late_travel
+                );
+                assert!(run.speed < 5e-2, "ball {k} moves at {}", run.speed);
+            }
+            assert!(run.gain < 1e-2, "ball {k} gained {} J", run.gain);
+            assert!(run.depth < 3e-4, "ball {k} rests {} m deep", run.depth);
+        }
+    }
+}
+
+/// A random body for [`random_drops_bounces_and_slides_never_gain_energy`]: a box, a geodesic
+/// sphere or a torus, turned at random, dropped from up to 1 m with up to 1.2 m/s of horizontal
+/// speed, 2 m/s downwards and 6 rad/s of spin, friction 0–1 and restitution 0–0.8.
+fn random_drop(rng: &mut ChaCha8Rng, sim: &mut Simulation) -> BodyHandle {
+    let solid = match rng.random_range(0..3) {
+        0 => cuboid(Vec3::new(
+            rng.random_range(0.05..0.3),
+            rng.random_range(0.05..0.3),
+            rng.random_range(0.05..0.3),
+        ))
+        .unwrap(),
+        1 => icosphere(rng.random_range(0.08..0.25), rng.random_range(1..3)).unwrap(),
+        _ => torus(0.2, 0.06, 24, 12).unwrap(),
+    };
+    let q = random_rotation(rng);
+    let (spin, slide) = (unit(rng) * 6.0, unit(rng));
+    let mat = Material::new(rng.random_range(0.0..1.0), rng.random_range(0.0..0.8));
+    let h = add_dynamic(
+        sim,
+        solid,
+        rng.random_range(200.0..2000.0),
+        DVec3::new(0.0, 0.0, 0.4 + rng.random_range(0.0..0.6)),
+        q,
+        mat,
+    );
+    let v = DVec3::new(slide.x * 1.2, slide.y * 1.2, -2.0 * slide.z.abs());
+    sim.set_velocity(h, v, spin).unwrap();
+    h
+}
+
+/// Property (issue 28): over random drops, bounces and slides on a mesh slab, the total energy
+/// (kinetic plus gravitational potential; gravity is the only force) after any step never
+/// exceeds the lowest it has been before by more than the body lifted by 1 mm (`m g · 1e-3`,
+/// the resting depth issue 28 allows). 24 seeded cases of 2 s each; measured at most 0.30 of
+/// that (case 9: a tumbling box whose corner came in 1.85 mm deep in one step and was lifted
+/// out by the position projection: the speculative constraint is first order in the motion,
+/// and a corner's overlap grows as the cube of its depth).
+#[test]
+fn random_drops_bounces_and_slides_never_gain_energy() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2028);
+    let mut worst = f64::NEG_INFINITY;
+    for case in 0..24 {
+        let mut sim = simulation(
+            world_settings(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G)),
+            VolumeMethod::Exact,
+        );
+        let mat = Material::new(rng.random_range(0.0..1.0), rng.random_range(0.0..0.8));
+        slab(&mut sim, mat);
+        let h = random_drop(&mut rng, &mut sim);
+        let m = sim.body(h).unwrap().mass();
+        let e0 = energy(&sim);
+        let allowance = m * G * 1e-3;
+        let mut gain = f64::NEG_INFINITY;
+        // Every step against the lowest energy so far: no step, contact or not, may add energy
+        // (the energy before it is at least that low).
+        let mut floor = e0;
+        for _ in 0..120 {
+            sim.step();
+            let e = energy(&sim);
+            gain = gain.max(e - floor);
+            floor = floor.min(e);
+            assert!(sim.body(h).unwrap().position.is_finite());
+        }
+        eprintln!(
+            "case {case}: mass {m:.2} kg, largest gain {gain:.3e} J ({:.2} of the allowance), lowest {:.2e} m",
+            gain / allowance,
+            lowest(&sim, h)
+        );
+        worst = worst.max(gain / allowance);
+        assert!(gain <= allowance, "case {case} gained {gain} J");
+        assert!(lowest(&sim, h) > -0.01, "case {case} sank through the slab");
+    }
+    eprintln!("worst gain: {worst:.3} of the allowance");
+}
+
+/// A thin static slab (`half` half thickness, top at `z = 0`) and a fast dynamic body `solid`
+/// thrown at it from `at` with velocity `v`, at 60 Hz with 4 substeps: the body never passes
+/// through (its lowest point stays above the slab's bottom, and it ends above the slab), and the
+/// energy never rises above its start. Returns the body's lowest point over the run.
+fn thrown_at_thin_slab(solid: interfere_geometry::Solid, half: f32, at: DVec3, v: DVec3) -> f64 {
+    let mut sim = simulation(
+        world_settings(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G)),
+        VolumeMethod::Exact,
+    );
+    let mat = Material::new(0.5, 0.0);
+    add_fixed(
+        &mut sim,
+        cuboid(Vec3::new(40.0, 40.0, half)).unwrap(),
+        DVec3::new(0.0, 0.0, -half as f64),
+        DQuat::IDENTITY,
+        mat,
+    );
+    let h = add_dynamic(&mut sim, solid, 800.0, at, DQuat::from_rotation_x(0.3), mat);
+    sim.set_velocity(h, v, DVec3::new(0.0, 2.0, 0.0)).unwrap();
+    let e0 = energy(&sim);
+    let m = sim.body(h).unwrap().mass();
+    let mut deepest = f64::INFINITY;
+    for _ in 0..120 {
+        sim.step();
+        deepest = deepest.min(lowest(&sim, h));
+        assert!(
+            energy(&sim) <= e0 + m * G * 1e-3,
+            "gained energy: {} > {e0}",
+            energy(&sim)
+        );
+    }
+    assert!(
+        deepest > -2.0 * half as f64,
+        "passed through: lowest {deepest}"
+    );
+    assert!(
+        lowest(&sim, h) > -1e-3,
+        "ended below the top: {}",
+        lowest(&sim, h)
+    );
+    deepest
+}
+
+/// Fast bodies against thin ones (issue 28): a 5 cm box at 20 m/s onto a 1 cm slab, straight
+/// and at a slant, and a 320-triangle sphere at 30 m/s. Each moves several times its own size
+/// (and the slab's thickness) per step; without speculative contacts (and swept boxes in the
+/// broad phase) each passed straight through. Measured deepest points: 7.0 mm, 9.3 mm and
+/// 1.7 mm into the 10 mm slab (the speculative contact is first order in the motion, and a
+/// corner's overlap grows as the cube of its depth), each pushed back out after the impact.
+#[test]
+fn fast_bodies_never_pass_through_thin_slabs() {
+    let small_box = || cuboid(Vec3::splat(0.025)).unwrap();
+    for (name, solid, v) in [
+        ("box straight", small_box(), DVec3::new(0.0, 0.0, -20.0)),
+        ("box slanted", small_box(), DVec3::new(12.0, 5.0, -15.0)),
+        (
+            "sphere",
+            icosphere(0.1, 2).unwrap(),
+            DVec3::new(10.0, 0.0, -28.0),
+        ),
+    ] {
+        let deepest = thrown_at_thin_slab(solid, 0.005, DVec3::new(-1.0, 0.0, 1.0), v);
+        eprintln!("{name}: deepest {deepest:.2e} m");
+    }
+}
