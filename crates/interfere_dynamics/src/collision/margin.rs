@@ -19,9 +19,14 @@ pub fn shape_margin(b: &Body, shape: &Shape, dt: f64) -> f64 {
     shape.local_box().map_or(0.0, |lb| box_margin(b, lb, dt))
 }
 
+/// How far the fastest point of body `b` travels in `dt` at its current velocity, `reach` being
+/// its size (a point at that distance from its centre turns with `|ω|`). Shared with the
+/// speculative contacts of moving mesh pairs (`crate::contact::speculative`).
+pub fn travel(b: &Body, reach: f64, dt: f64) -> f64 {
+    (b.linear_velocity.length() + b.angular_velocity.length() * reach) * dt
+}
+
 fn box_margin(b: &Body, (lo, hi): (DVec3, DVec3), dt: f64) -> f64 {
-    let reach = (hi - lo).length();
-    let speed = b.linear_velocity.length() + b.angular_velocity.length() * reach;
-    let margin = 0.01 * (hi - lo).min_element() + 2.0 * dt * speed;
+    let margin = 0.01 * (hi - lo).min_element() + 2.0 * travel(b, (hi - lo).length(), dt);
     if margin.is_finite() { margin } else { 0.0 }
 }

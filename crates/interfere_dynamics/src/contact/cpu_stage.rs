@@ -46,7 +46,6 @@ impl ContactStage for CpuContacts {
         let first = out.pairs.len();
         let rays = self.volume.contacts(input, pairs, &mut out.pairs);
         // Contacts the step's motion would make (speculative: see `contact::speculative`).
-        // Contacts the step's motion would make (see `contact::speculative`).
         if self.speculative {
             crate::contact::speculative::add_speculative_contacts(input, &mut out.pairs);
         }

@@ -31,7 +31,9 @@
 //! Pairs whose relative motion over the step is below [`MIN_MOTION`] of the smaller body's size
 //! (resting, asleep) get none: their contacts do not change within a step.
 
-use crate::body::{Body, BodyKind};
+use crate::body::Body;
+use crate::collision::broad_phase::is_moving;
+use crate::collision::margin::travel;
 use crate::collision::shape::Shape;
 use crate::contact::narrow_phase::exact_pair;
 use crate::contact::parts::exact::feature_key;
@@ -49,11 +51,11 @@ pub const SPECULATIVE_FEATURE: u64 = 1 << 63;
 /// its local box), below which a pair gets no speculative contacts.
 pub const MIN_MOTION: f64 = 1e-4;
 
-/// The state of `body` advanced by its velocity over `t` (unchanged for static and sleeping
-/// bodies).
+/// The state of `body` advanced by its velocity over `t` (unchanged unless it moves:
+/// [`is_moving`]).
 fn predicted(body: &Body, t: f64) -> Body {
     let mut b = body.clone();
-    if body.kind != BodyKind::Static && !body.sleeping {
+    if is_moving(body) {
         b.position += body.linear_velocity * t;
         let w = body.angular_velocity * t;
         if w != DVec3::ZERO && w.is_finite() {
@@ -63,12 +65,13 @@ fn predicted(body: &Body, t: f64) -> Body {
     b
 }
 
-/// How far the fastest point of `body` (of size `reach`) travels in `dt`.
-fn travel(body: &Body, reach: f64, dt: f64) -> f64 {
-    if body.kind == BodyKind::Static || body.sleeping {
-        return 0.0;
+/// How far the fastest point of `body` (of size `reach`) travels in `dt`: 0 unless it moves.
+fn moving_travel(body: &Body, reach: f64, dt: f64) -> f64 {
+    if is_moving(body) {
+        travel(body, reach, dt)
+    } else {
+        0.0
     }
-    (body.linear_velocity.length() + body.angular_velocity.length() * reach) * dt
 }
 
 /// The size of a mesh shape: its local box's diagonal and its thinnest extent.
@@ -95,7 +98,7 @@ fn samples(input: &StageInput<'_>, a: BodyId, b: BodyId) -> usize {
         return 0;
     };
     let (ba, bb) = (&input.bodies[a], &input.bodies[b]);
-    let motion = travel(ba, ra, input.dt) + travel(bb, rb, input.dt);
+    let motion = moving_travel(ba, ra, input.dt) + moving_travel(bb, rb, input.dt);
     if !(motion.is_finite() && motion > MIN_MOTION * ra.min(rb)) {
         return 0;
     }

@@ -218,6 +218,19 @@ pub struct Solver {
     sbodies: Vec<SBody>,
 }
 
+/// The target rate of a contact row with restitution `e`: `base` (0, or the speculative closing
+/// rate), or when the contact `hits` within the substep approaching faster than `threshold`
+/// (rates in the row's units: `u0` before the step's external forces, `u_now` now), the bounce
+/// `−e u0` less the step's external impulse `u_now − u0`, whichever is larger. Point and volume
+/// rows share it.
+fn bounce_target(base: f64, hits: bool, u0: f64, u_now: f64, threshold: f64, e: f64) -> f64 {
+    if hits && -u0 > threshold && e > 0.0 {
+        base.max(-e * u0 + (u_now - u0))
+    } else {
+        base
+    }
+}
+
 fn tangent_basis(n: DVec3) -> (DVec3, DVec3) {
     n.any_orthonormal_pair()
 }
@@ -297,11 +310,14 @@ impl Solver {
             let gap = -c.depth;
             let base = if gap > 0.0 { -gap / h } else { 0.0 };
             let hits = gap <= 0.0 || -u_now * h >= gap;
-            let target = if hits && -u0 > s.restitution_threshold && m.restitution > 0.0 {
-                base.max(-m.restitution * u0 + (u_now - u0))
-            } else {
-                base
-            };
+            let target = bounce_target(
+                base,
+                hits,
+                u0,
+                u_now,
+                s.restitution_threshold,
+                m.restitution,
+            );
             let mu = m.friction_at(tangential0, s.static_friction_threshold);
             self.constraints.push(Constraint {
                 a: ia,
@@ -369,11 +385,8 @@ impl Solver {
             };
             let base = c.volume.min(0.0) / h;
             let hits = c.volume >= 0.0 || u_now * h <= c.volume;
-            let target = if hits && -u0 > s.restitution_threshold * glen && m.restitution > 0.0 {
-                base.max(-m.restitution * u0 + (u_now - u0))
-            } else {
-                base
-            };
+            let threshold = s.restitution_threshold * glen;
+            let target = bounce_target(base, hits, u0, u_now, threshold, m.restitution);
             self.constraints.push(Constraint {
                 a: ia,
                 b: ib,

@@ -18,8 +18,7 @@ pub fn feature_key(a: BodyId, b: BodyId, region: usize, quadrant: u8) -> u64 {
 
 /// Fills `c` from an exact result in A's frame (`pa`: A's mesh pose): the totals about the
 /// area-weighted centroid of the contact surface on B ([`exact_totals`]), and each region (with a
-/// positive volume) as four parts at the principal radii of its contact surface
-/// ([`exact_parts`]).
+/// positive volume) as up to four parts with lever arms ([`exact_parts`]).
 pub fn fill_from_exact(c: &mut PairContact, r: &ExactResult, pa: &DPose) {
     let (volume, linear, angular, point, _) = exact_totals(r, pa);
     c.volume = volume;
@@ -80,13 +79,13 @@ fn contact_surface(region: &ContactRegion) -> Vec<(DVec3, DVec3)> {
 }
 
 /// The volume contacts of an exact result in A's frame (`pa`: A's mesh pose) between bodies `a`
-/// and `b`: each region `k` with a positive volume as four parts at the principal radii of its
-/// contact surface ([`crate::contact::parts::sampled::principal_parts_with_hint`]), feature region
-/// `region_base + k`. `flat`: the surfaces are flat-faced (meshes, cuboids), so a region whose
-/// contact surface is flat gets parts with lever arms and depth shares from its volume centroid
-/// (a curved one keeps one central constraint: [`crate::contact::parts::sampled::principal_parts_with_hint`]);
-/// otherwise (the tessellation of a curved primitive) every region is one central constraint in
-/// four equal parts.
+/// and `b`: each region `k` with a positive volume as up to four parts built on the flatter of its
+/// two surfaces ([`contact_surface`], [`crate::contact::parts::sampled::principal_parts_with_hint`]),
+/// feature region `region_base + k`. `flat`: the surfaces are flat-faced (meshes, cuboids), so
+/// every region gets parts with lever arms: at the principal radii with depth shares from its
+/// volume centroid where its contact surface is flat, split by its own pieces where it is
+/// curved; otherwise (the tessellation of a curved primitive) every region is one central
+/// constraint in four equal parts.
 pub fn exact_parts(
     a: BodyId,
     b: BodyId,

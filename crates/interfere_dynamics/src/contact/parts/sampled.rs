@@ -498,13 +498,14 @@ pub fn principal_parts(
 /// the body). The hint is projected on the contact plane; without one (or when it is along the
 /// normal) the eigenvectors are kept.
 ///
-/// Lever arms and depth shares apply only with `lever_arms` and a flat contact surface
-/// ([`FLAT_FACING`]); otherwise every part carries, about its own point, the quarter torque
-/// about `c` plus `(c − p) × ¼ G`, and equal shares: about any centre the four are then one
-/// constraint, the region's, with no tilt stiffness of their own. That is what a curved surface
-/// needs (a ball's contact acts through its centre, and lever arms at the cap's radius would
-/// resist its rolling; a nut's flanks would resist its screw motion); flat faces need the lever
-/// arms.
+/// With `lever_arms`, a flat contact surface ([`FLAT_FACING`]) gets the four parts above with
+/// their lever arms and depth shares, and a curved one is split by its own pieces
+/// ([`quadrant_parts`]: each part its quadrant's own force and torque, so a motion that slides
+/// the surface along itself, a nut's screw motion, moves no part into the other solid). Without
+/// (the tessellation of a curved primitive, whose contact acts through its centre: lever arms
+/// at the cap's radius would resist a ball's rolling) every part carries, about its own point,
+/// the quarter torque about `c` plus `(c − p) × ¼ G`, and equal shares: about any centre the four
+/// are then one constraint, the region's, with no tilt stiffness of their own.
 #[allow(clippy::too_many_arguments)]
 pub fn principal_parts_with_hint(
     volume: f64,
