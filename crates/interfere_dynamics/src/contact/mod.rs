@@ -76,10 +76,11 @@ pub struct VolumeContact {
 
 impl VolumeContact {
     /// Whether this is a speculative part of a moving pair: a contact its motion over the step
-    /// would make, carried back to now (`contact::speculative`), not an overlap the pair has.
+    /// would make, carried back to now (`contact::speculative`), or a part of the last step's
+    /// contact that has come apart since (`Simulation::persist`): not an overlap the pair has.
     /// Contact messages and gizmos leave these out.
     pub fn is_predicted(&self) -> bool {
-        self.feature & speculative::SPECULATIVE_FEATURE != 0
+        self.feature & (speculative::SPECULATIVE_FEATURE | speculative::SEPARATED_FEATURE) != 0
     }
 }
 

@@ -284,6 +284,7 @@ fn primitive_parts(
         None,
         &DPose::IDENTITY,
         Some(hint),
+        None,
         false,
     )?;
     let area: f64 = v.regions_b.iter().map(|r| r.area()).sum();

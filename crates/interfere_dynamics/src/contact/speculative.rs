@@ -47,6 +47,11 @@ use interfere_geometry::glam::{DQuat, DVec3};
 /// pair's own regions.
 pub const SPECULATIVE_FEATURE: u64 = 1 << 63;
 
+/// Set in the feature key of a part kept from the last step's contact of a pair that is still
+/// reported, where it has come apart since (`Simulation::persist`), so that its warm start never
+/// mixes with the part of the same key in the current contact.
+pub const SEPARATED_FEATURE: u64 = 1 << 62;
+
 /// The relative motion over a step, as a fraction of the smaller body's size (the diagonal of
 /// its local box), below which a pair gets no speculative contacts.
 pub const MIN_MOTION: f64 = 1e-4;
@@ -123,6 +128,13 @@ fn motion_back(now: &Body, then: &Body, p: DVec3) -> (DVec3, DVec3, DVec3) {
     (p - material_now, theta, material_now)
 }
 
+/// Whether two bodies move together: their relative velocity is under half the larger of their
+/// speeds (the speeds of their centres of mass).
+fn together(a: &Body, b: &Body) -> bool {
+    let relative = (a.linear_velocity - b.linear_velocity).length();
+    relative < 0.5 * a.linear_velocity.length().max(b.linear_velocity.length())
+}
+
 /// The parts of `contact`, the pair `(a, b)`'s contact computed as bodies 0 and 1 at the
 /// predicted states `then`, carried back to the current states `now` (see the module
 /// documentation).
@@ -131,6 +143,7 @@ fn carried_back(
     (a, b): (BodyId, BodyId),
     now: [&Body; 2],
     then: &[Body; 2],
+    gaps_only: bool,
 ) -> Vec<VolumeContact> {
     let ([now_a, now_b], [then_a, then_b]) = (now, then);
     // Feature keys XOR the bodies' ids in (`feature_key`): swap (0, 1) for (a, b).
@@ -155,7 +168,8 @@ fn carried_back(
                 feature: (k.feature ^ rekey) | SPECULATIVE_FEATURE,
                 ..*k
             };
-            (part.volume.is_finite() && part.point.is_finite()).then_some(part)
+            (part.volume.is_finite() && part.point.is_finite() && !(gaps_only && volume >= 0.0))
+                .then_some(part)
         })
         .collect()
 }
@@ -177,18 +191,38 @@ fn predicted_parts(
     // The pair alone, as bodies 0 and 1 (ids and feature keys are mapped back).
     let colliders = [input.colliders[a].clone(), input.colliders[b].clone()];
     let all = input.needs_all_triangle_pairs();
-    for k in 1..=count {
-        let t = input.dt * k as f64 / count as f64;
-        let then = [predicted(now[0], t), predicted(now[1], t)];
-        let future = StageInput {
-            bodies: &then,
-            colliders: &colliders,
-            candidates: &[(0, 1)],
-            ..*input
-        };
-        if let Some(hit) = exact_pair(&future, 0, 1, all) {
-            let contact = pair_contact(&future, hit);
-            return carried_back(&contact, (a, b), now, &then);
+    // The sweeps: both bodies along their velocities, then, when both move, each alone with the
+    // other held where it is now. Two bodies falling side by side have no relative motion, but
+    // the lower one may be stopped within the step (it lands) while the upper keeps falling: the
+    // gap between them closes with one body's own motion. Each sweep's contact is a linearized
+    // gap, valid whatever moved; the first sweep that finds one gives the parts.
+    let both = is_moving(now[0]) && is_moving(now[1]) && together(now[0], now[1]);
+    let sweeps: &[[bool; 2]] = if both {
+        &[[true, true], [false, true], [true, false]]
+    } else {
+        &[[true, true]]
+    };
+    for moves in sweeps {
+        for k in 1..=count {
+            let t = input.dt * k as f64 / count as f64;
+            let then = [0, 1].map(|i| {
+                if moves[i] {
+                    predicted(now[i], t)
+                } else {
+                    now[i].clone()
+                }
+            });
+            let future = StageInput {
+                bodies: &then,
+                colliders: &colliders,
+                candidates: &[(0, 1)],
+                ..*input
+            };
+            if let Some(hit) = exact_pair(&future, 0, 1, all) {
+                let contact = pair_contact(&future, hit);
+                let alone = moves != &[true, true];
+                return carried_back(&contact, (a, b), now, &then, alone);
+            }
         }
     }
     Vec::new()

@@ -11,13 +11,14 @@
 //!    fails the CPU stage runs instead, so the step is never lost. Contacts an asynchronous stage
 //!    computed for an earlier state are kept (they are advanced to the current one, below), except
 //!    for pairs with a body the game teleported since: those are recomputed on the CPU.
-//! 3. **Wake-up**: a sleeping body in an interfering pair with a moving body wakes.
+//! 3. **Wake-up**: a sleeping body in an interfering pair with a body that moves faster than the
+//!    sleep thresholds wakes, and with it the island it fell asleep with.
 //! 4. **Events**: pairs that started and stopped interfering ([`CollisionEvent`]).
 //! 5. **Solver**: the core integrator (`crate::solver::integrator`) advances by one fixed step
 //!    in substeps (Lin–Manocha 1996 §5 impulses, Wang–Faure–Pai 2012 §7 volume constraints with
 //!    post-stabilization); contacts are found once per step and advanced to each substep's state
 //!    by their gradient ([`crate::contact::latent`]). Sensors' contacts are reported but exert nothing.
-//! 6. **Sleeping** ([`crate::solver::sleeping`]).
+//! 6. **Sleeping** by islands ([`crate::solver::sleeping`]).
 //!
 //! Bodies are added and removed one at a time; their ids stay put (a removed body's slot is
 //! reused later under a new [`BodyHandle`] generation), so nothing is rebuilt and warm starting
@@ -32,12 +33,13 @@ use crate::collision::shape::BodyShape;
 use crate::contact::BodyId;
 use crate::contact::cpu_stage::CpuContacts;
 use crate::contact::latent::LatentSource;
+use crate::contact::speculative::{SEPARATED_FEATURE, SPECULATIVE_FEATURE};
 use crate::contact::stage::{ContactSettings, ContactStage, PairContact, StageInput, StageOutput};
 use crate::solver::integrator::{Integrator, StepSettings, StepSettingsError};
-use crate::solver::sleeping::SleepSettings;
+use crate::solver::sleeping::{Islands, SleepSettings};
 use crate::stats::StepStats;
 use interfere_geometry::glam::{DQuat, DVec3};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 /// A body of a [`Simulation`]: its id (index) and a generation that changes when the slot is
@@ -103,6 +105,8 @@ struct Slot {
     /// Seconds spent below the sleep thresholds.
     calm: f64,
     can_sleep: bool,
+    /// The island it fell asleep with (0: none; see [`crate::solver::sleeping`]).
+    island: u64,
     /// The step at which the game last teleported the body (contacts computed before are stale).
     teleported: Option<u64>,
     /// User data (the plugin stores the entity's bits).
@@ -199,6 +203,7 @@ impl Simulation {
         slot.alive = true;
         slot.calm = 0.0;
         slot.can_sleep = true;
+        slot.island = 0;
         // A contact an asynchronous stage computed before this step cannot be about this body
         // (its id may have belonged to a removed one): treated like a teleport.
         slot.teleported = Some(self.stats.steps);
@@ -422,14 +427,28 @@ impl Simulation {
             b.sleeping = true;
             b.linear_velocity = DVec3::ZERO;
             b.angular_velocity = DVec3::ZERO;
+            self.slots[id].island = 0;
         }
         Ok(())
     }
 
+    /// Wakes body `id` and every body that fell asleep in its island.
     pub(crate) fn wake_id(&mut self, id: BodyId) {
-        self.slots[id].calm = 0.0;
-        if let Some(b) = self.world.body_mut(id) {
-            b.sleeping = false;
+        let island = std::mem::take(&mut self.slots[id].island);
+        let wake = |slot: &mut Slot, body: Option<&mut Body>| {
+            slot.calm = 0.0;
+            slot.island = 0;
+            if let Some(b) = body {
+                b.sleeping = false;
+            }
+        };
+        wake(&mut self.slots[id], self.world.body_mut(id));
+        if island != 0 {
+            for i in 0..self.slots.len() {
+                if self.slots[i].island == island {
+                    wake(&mut self.slots[i], self.world.body_mut(i));
+                }
+            }
         }
     }
 
@@ -566,12 +585,16 @@ impl Simulation {
         self.persist(step);
         let contact_ms = ms(start);
 
-        // 3. Wake sleeping bodies touched by moving ones.
+        // 3. Wake sleeping bodies touched by moving ones: a kinematic body with a velocity, or
+        // an awake dynamic body that moved faster than the sleep thresholds last step (a calm
+        // one joins the island instead, and falls asleep with it).
         let mut wake = Vec::new();
         for p in &self.output.pairs {
             let bodies = self.world.bodies();
             for (x, y) in [(p.a, p.b), (p.b, p.a)] {
-                if bodies[x].sleeping && is_moving(&bodies[y]) {
+                let stirs = is_moving(&bodies[y])
+                    && (bodies[y].kind != BodyKind::Dynamic || self.slots[y].calm == 0.0);
+                if bodies[x].sleeping && stirs {
                     wake.push(x);
                 }
             }
@@ -670,21 +693,8 @@ impl Simulation {
         self.speculative.sort_by_key(|p| (p.a, p.b));
         let dt = self.settings.world.dt;
         let bodies = self.world.bodies();
-        let mut kept = Vec::new();
-        for p in old.into_iter().chain(old_interfering) {
-            if p.parts.is_empty()
-                || step.saturating_sub(p.at_step) > Self::MAX_PERSIST
-                || covered(p.a, p.b, &self.output.pairs)
-                || covered(p.a, p.b, &self.speculative)
-                || self.candidates.binary_search(&(p.a, p.b)).is_err()
-                || !(self.slots[p.a].alive && self.slots[p.b].alive)
-                || [p.a, p.b]
-                    .iter()
-                    .any(|&i| self.slots[i].teleported.is_some_and(|t| p.at_step < t))
-            {
-                continue;
-            }
-            let margin = [p.a, p.b]
+        let margin_of = |p: &PairContact| {
+            [p.a, p.b]
                 .iter()
                 .filter_map(|&i| {
                     let shape = &self.colliders[i].as_ref()?.shape;
@@ -692,18 +702,102 @@ impl Simulation {
                         &bodies[i], shape, dt,
                     ))
                 })
-                .fold(0.0, f64::max);
+                .fold(0.0, f64::max)
+        };
+        // Each part of `p` advanced to the current state.
+        let advanced = |p: &PairContact| {
             let mut out = crate::contact::Contacts::default();
             crate::contact::ContactSource::contacts(
                 &mut LatentSource {
-                    pairs: std::slice::from_ref(&p),
+                    pairs: std::slice::from_ref(p),
                     exerts: &[true],
                 },
                 bodies,
                 &mut out,
             );
-            let volume: f64 = out.volumes.iter().map(|v| v.volume).sum();
-            let area: f64 = out.volumes.iter().map(|v| v.linear.length()).sum();
+            out.volumes
+        };
+        let stale = |p: &PairContact| {
+            [p.a, p.b]
+                .iter()
+                .any(|&i| self.slots[i].teleported.is_some_and(|t| p.at_step < t))
+        };
+        let mut kept = Vec::new();
+        for p in old_interfering.iter() {
+            // A pair still reported keeps, as speculative parts, the parts of its last contact
+            // that have come apart since (advanced to now their volume is negative, within the
+            // margin): the current region no longer covers them (a box tipping onto one edge
+            // touches along that edge only), and without them the side that lifted would fall
+            // back into the other solid unchecked within the step (up to `g dt² / 2`, 1.4 mm at
+            // 60 Hz) and be pushed out by the projection: a tall stack gained energy from that
+            // and fell.
+            if p.rolling
+                || p.parts.is_empty()
+                || !covered(p.a, p.b, &self.output.pairs)
+                || !(self.slots[p.a].alive && self.slots[p.b].alive)
+                || stale(p)
+            {
+                continue;
+            }
+            // Only where the region shrank (by a tenth of its area or more): a contact that
+            // keeps its extent needs none, and at rest the extra rows only add noise.
+            let area = |c: &PairContact| -> f64 {
+                c.parts
+                    .iter()
+                    .filter(|k| k.feature & (SPECULATIVE_FEATURE | SEPARATED_FEATURE) == 0)
+                    .map(|k| k.linear.length())
+                    .sum()
+            };
+            let current = self
+                .output
+                .pairs
+                .binary_search_by_key(&(p.a, p.b), |c| (c.a, c.b))
+                .map_or(0.0, |k| area(&self.output.pairs[k]));
+            if current >= Self::SHRUNK * area(p) {
+                continue;
+            }
+            let margin = margin_of(p);
+            let now = advanced(p);
+            if now.len() != p.parts.len() {
+                continue;
+            }
+            let parts: Vec<_> = p
+                .parts
+                .iter()
+                .zip(&now)
+                .filter(|(k, v)| {
+                    k.feature & (SPECULATIVE_FEATURE | SEPARATED_FEATURE) == 0
+                        && v.volume < 0.0
+                        && -v.volume <= margin * v.linear.length()
+                })
+                .map(|(k, _)| crate::contact::VolumeContact {
+                    feature: k.feature | SEPARATED_FEATURE,
+                    ..*k
+                })
+                .collect();
+            if !parts.is_empty() {
+                kept.push(PairContact {
+                    parts,
+                    speculative: true,
+                    ..p.clone()
+                });
+            }
+        }
+        for p in old.into_iter().chain(old_interfering) {
+            if p.parts.is_empty()
+                || step.saturating_sub(p.at_step) > Self::MAX_PERSIST
+                || covered(p.a, p.b, &self.output.pairs)
+                || covered(p.a, p.b, &self.speculative)
+                || self.candidates.binary_search(&(p.a, p.b)).is_err()
+                || !(self.slots[p.a].alive && self.slots[p.b].alive)
+                || stale(&p)
+            {
+                continue;
+            }
+            let margin = margin_of(&p);
+            let now = advanced(&p);
+            let volume: f64 = now.iter().map(|v| v.volume).sum();
+            let area: f64 = now.iter().map(|v| v.linear.length()).sum();
             if area > 0.0 && -volume <= margin * area {
                 let mut p = p;
                 p.speculative = true;
@@ -715,6 +809,10 @@ impl Simulation {
         self.speculative.dedup_by_key(|p| (p.a, p.b));
         self.last_interfering = self.output.pairs.clone();
     }
+
+    /// A pair still reported whose contact area fell below this fraction of the last step's
+    /// keeps the last step's parts that came apart ([`Self::persist`]).
+    const SHRUNK: f64 = 0.9;
 
     /// The most steps a contact is kept after its pair stopped being reported (see
     /// [`Self::persist`]).
@@ -781,23 +879,63 @@ impl Simulation {
         self.colliding.extend(kept);
     }
 
+    /// Updates each awake body's calm time, then puts to sleep every island whose bodies have
+    /// all been calm for [`SleepSettings::time_to_sleep`] (see [`crate::solver::sleeping`]).
     fn update_sleep(&mut self) {
         let s = self.settings.sleep;
         let dt = self.settings.world.dt;
         for (id, slot) in self.slots.iter_mut().enumerate() {
-            if !slot.alive {
-                continue;
-            }
-            let Some(b) = self.world.body_mut(id) else {
+            let Some(b) = self.world.body(id) else {
                 continue;
             };
-            if b.kind != BodyKind::Dynamic || b.sleeping {
+            if !slot.alive || b.kind != BodyKind::Dynamic || b.sleeping {
                 continue;
             }
             let calm = b.linear_velocity.length() < s.linear_threshold
                 && b.angular_velocity.length() < s.angular_threshold;
             slot.calm = if calm { slot.calm + dt } else { 0.0 };
-            if s.enabled && slot.can_sleep && slot.calm >= s.time_to_sleep {
+        }
+        if !s.enabled {
+            return;
+        }
+        // Islands: dynamic bodies joined by this step's force-exerting contacts, and by the
+        // islands they fell asleep with (pairs of two sleeping bodies are not tested).
+        let bodies = self.world.bodies();
+        let dynamic = |i: BodyId| self.slots[i].alive && bodies[i].kind == BodyKind::Dynamic;
+        let mut islands = Islands::new(bodies.len());
+        for (p, &exerts) in self.output.pairs.iter().zip(&self.exerts) {
+            if exerts && dynamic(p.a) && dynamic(p.b) {
+                islands.union(p.a, p.b);
+            }
+        }
+        let mut first_of: BTreeMap<u64, BodyId> = BTreeMap::new();
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.island != 0 && dynamic(i) && bodies[i].sleeping {
+                let first = *first_of.entry(slot.island).or_insert(i);
+                islands.union(first, i);
+            }
+        }
+        // An island sleeps when it has an awake body and every awake body may sleep and has
+        // been calm long enough.
+        let mut ready = vec![true; bodies.len()];
+        let mut awake = vec![false; bodies.len()];
+        for i in (0..bodies.len()).filter(|&i| dynamic(i)) {
+            let root = islands.find(i);
+            if !bodies[i].sleeping {
+                awake[root] = true;
+                let slot = &self.slots[i];
+                ready[root] &= slot.can_sleep && slot.calm >= s.time_to_sleep;
+            }
+        }
+        let sleepers: Vec<(BodyId, usize)> = (0..bodies.len())
+            .filter(|&i| dynamic(i))
+            .map(|i| (i, islands.find(i)))
+            .filter(|&(_, root)| awake[root] && ready[root])
+            .collect();
+        for (i, root) in sleepers {
+            // Island ids: the step and the representative, unique and deterministic.
+            self.slots[i].island = (self.stats.steps << 32 | root as u64) + 1;
+            if let Some(b) = self.world.body_mut(i) {
                 b.sleeping = true;
                 b.linear_velocity = DVec3::ZERO;
                 b.angular_velocity = DVec3::ZERO;

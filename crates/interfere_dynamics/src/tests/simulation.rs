@@ -461,4 +461,4 @@ fn thread_count_does_not_change_the_result() {
 }
 
 /// See [`thread_count_does_not_change_the_result`].
-const GOLDEN_STATE_HASH: u64 = 0x7db7_6e4e_fe8f_a912;
+const GOLDEN_STATE_HASH: u64 = 0x71b2_f835_168e_1eaf;

@@ -4,7 +4,9 @@
 //! principal radii of its contact surface; and the feature keys that keep warm starts.
 //! Shared by the mesh–mesh volume stage and the primitive contacts.
 
-use crate::contact::parts::sampled::{MeshVolumePart, facing_flatness, principal_parts_with_hint};
+use crate::contact::parts::sampled::{
+    FLAT_FACING, MeshVolumePart, flatness_and_normal, principal_parts_with_hint,
+};
 use crate::contact::stage::PairContact;
 use crate::contact::{BodyId, VolumeContact};
 use interfere_geometry::DPose;
@@ -52,30 +54,34 @@ pub fn exact_totals(r: &ExactResult, pa: &DPose) -> (f64, DVec3, DVec3, DVec3, f
 
 /// The surface a region's parts are built on: the region's pieces on B, or on A (their vector
 /// areas negated, so that either sums to `∂V/∂x_b`), whichever is flatter
-/// ([`facing_flatness`]). Where one of the two is flat (a slab's top under a faceted ball's
+/// ([`crate::contact::parts::sampled::facing_flatness`]). Where one of the two is flat (a slab's top under a faceted ball's
 /// vertex, a wall's face against a box's edge) the contact's normal is that face's: B's
 /// pieces there are the wedge faces of the vertex or edge that pokes in, whose normals are off
 /// the contact normal by the wedge's angle, and a part built on one of them pushes sideways
 /// (a box pressed into a 45° wall climbed it).
-fn contact_surface(region: &ContactRegion) -> Vec<(DVec3, DVec3)> {
+///
+/// Also returns the common normal of the two surfaces when both are flat and face each other
+/// (their mean normals within [`FLAT_FACING`] of opposite): two faces pressed together, whose
+/// parts push along that normal
+/// ([`crate::contact::parts::sampled::principal_parts_with_hint`]).
+fn contact_surface(region: &ContactRegion) -> (Vec<(DVec3, DVec3)>, Option<DVec3>) {
     let on_b: Vec<(DVec3, DVec3)> = region
         .pieces_b
         .iter()
         .map(|p| (p.centroid, p.vector_area))
         .collect();
     let Some(n) = region.translation_gradient.try_normalize() else {
-        return on_b;
+        return (on_b, None);
     };
     let on_a: Vec<(DVec3, DVec3)> = region
         .pieces_a
         .iter()
         .map(|p| (p.centroid, -p.vector_area))
         .collect();
-    if facing_flatness(&on_a, n) > facing_flatness(&on_b, n) {
-        on_a
-    } else {
-        on_b
-    }
+    let ((fa, ma), (fb, mb)) = (flatness_and_normal(&on_a, n), flatness_and_normal(&on_b, n));
+    let face = (fa >= FLAT_FACING && fb >= FLAT_FACING && ma.dot(mb) >= FLAT_FACING)
+        .then(|| (ma + mb).normalize_or(n));
+    (if fa > fb { on_a } else { on_b }, face)
 }
 
 /// The volume contacts of an exact result in A's frame (`pa`: A's mesh pose) between bodies `a`
@@ -96,7 +102,7 @@ pub fn exact_parts(
 ) -> Vec<VolumeContact> {
     let mut out = Vec::new();
     for (k, region) in r.regions.iter().enumerate() {
-        let ends = contact_surface(region);
+        let (ends, face) = contact_surface(region);
         let Some(parts) = principal_parts_with_hint(
             region.volume,
             region.translation_gradient,
@@ -106,6 +112,7 @@ pub fn exact_parts(
             flat.then_some(region.centroid),
             pa,
             None,
+            face,
             flat,
         ) else {
             continue;

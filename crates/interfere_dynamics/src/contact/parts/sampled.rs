@@ -349,18 +349,31 @@ const TILT_WEIGHT: f64 = 0.5;
 /// its helical flanks) move no part into the other solid.
 pub const FLAT_FACING: f64 = 0.9999;
 
-/// The mean cosine to `n` of the pieces `ends` (point, vector area) facing along `n` (within
-/// 60°), `Σ g·n / Σ |g|`; 0 when none faces along `n`. See [`FLAT_FACING`].
-pub fn facing_flatness(ends: &[(DVec3, DVec3)], n: DVec3) -> f64 {
-    let (mut along, mut area) = (0.0, 0.0);
-    for &(_, g) in ends {
-        let (a, d) = (g.length(), g.dot(n));
-        if d > 0.5 * a {
-            along += d;
-            area += a;
-        }
+/// How flat the pieces `ends` (point, vector area) facing along `n` (within 60°) are: the mean
+/// cosine of their normals to their own mean normal `m = Σ g / |Σ g|`, `Σ g·m / Σ |g|` (1 for a
+/// plane), and `m`; `(0, n)` when none faces along `n`. Measured against the pieces' own mean
+/// normal, not `n`: the side walls of a box that a face drags into the other solid turn the
+/// region's gradient by degrees, but the face is still a plane. See [`FLAT_FACING`].
+pub fn flatness_and_normal(ends: &[(DVec3, DVec3)], n: DVec3) -> (f64, DVec3) {
+    let facing = || {
+        ends.iter()
+            .map(|&(_, g)| g)
+            .filter(|g| g.dot(n) > 0.5 * g.length())
+    };
+    let Some(m) = facing().sum::<DVec3>().try_normalize() else {
+        return (0.0, n);
+    };
+    let (along, area) = facing().fold((0.0, 0.0), |(d, a), g| (d + g.dot(m), a + g.length()));
+    if area > 0.0 {
+        (along / area, m)
+    } else {
+        (0.0, n)
     }
-    if area > 0.0 { along / area } else { 0.0 }
+}
+
+/// The flatness of [`flatness_and_normal`]: 1 for a plane, 0 when no piece faces along `n`.
+pub fn facing_flatness(ends: &[(DVec3, DVec3)], n: DVec3) -> f64 {
+    flatness_and_normal(ends, n).0
 }
 
 /// The quadrant `0..4` of offset `d` along `(e₁, e₂)`: signs `(+,+), (−,+), (−,−), (+,−)`.
@@ -487,7 +500,7 @@ pub fn principal_parts(
     a_pose: &DPose,
 ) -> Option<Vec<MeshVolumePart>> {
     principal_parts_with_hint(
-        volume, linear, angular, point, ends, centroid, a_pose, None, true,
+        volume, linear, angular, point, ends, centroid, a_pose, None, None, true,
     )
 }
 
@@ -516,12 +529,26 @@ pub fn principal_parts_with_hint(
     centroid: Option<DVec3>,
     a_pose: &DPose,
     hint: Option<DVec3>,
+    face: Option<DVec3>,
     lever_arms: bool,
 ) -> Option<Vec<MeshVolumePart>> {
     let glen = linear.length();
     if !(glen > 0.0 && glen.is_finite() && volume.is_finite() && volume > 0.0) {
         return None;
     }
+    let flat = facing_flatness(ends, linear / glen) >= FLAT_FACING;
+    // Two flat faces pressed together (`face`: their common normal) push along that normal:
+    // the strips of side wall that the overlap drags into the other solid (a box sunk `d` into
+    // another has walls `d` tall inside it, and walls flush with the other's are cut on one
+    // side only) turn the gradient sideways by `d` times the walls' length over the face's
+    // area, an artefact of the overlap's depth, not of the contact; a stack of boxes whose faces
+    // were offset by millimetres was pushed sideways by it at every landing. Elsewhere (a
+    // facet tilted on a face, curved surfaces) the whole gradient is kept.
+    let linear = match face {
+        Some(m) if lever_arms && flat && linear.dot(m) > 0.0 => m * linear.dot(m),
+        _ => linear,
+    };
+    let glen = linear.length();
     let n = linear / glen;
     let facing = |g: DVec3| g.dot(n).max(0.0);
     let mut wsum: f64 = ends.iter().map(|&(_, g)| facing(g)).sum();
@@ -580,7 +607,7 @@ pub fn principal_parts_with_hint(
     // Torque about c: τ_c = τ_p + (p − c) × G.
     let tau_c = angular + (point - c).cross(linear);
     // Lever arms: at the principal radii on a flat surface, by the pieces on a curved one.
-    if lever_arms && facing_flatness(ends, n) < FLAT_FACING {
+    if lever_arms && !flat {
         let parts = quadrant_parts(volume, linear, tau_c, ends, c, (e1, e2), n, a_pose);
         return (!parts.is_empty()).then_some(parts);
     }

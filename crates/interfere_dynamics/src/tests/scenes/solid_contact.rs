@@ -67,10 +67,10 @@ struct BallRun {
     depth: f64,
 }
 
-/// The scene of issue 28: a geodesic sphere (icosphere r = 0.22 m, subdivision 2, 320
-/// triangles) dropped 8 cm onto a flat mesh slab, friction 0.6, 60 Hz with 4 substeps, never
-/// sleeping unless `sleep`, for `steps` steps.
-fn ball_on_slab(q: DQuat, steps: usize, sleep: bool) -> BallRun {
+/// A simulation at 60 Hz with 4 substeps, exact volumes, the default sleeping if `sleep` (else
+/// never sleeping), and a mesh slab ([`slab`]); with the material of friction 0.6 and no
+/// restitution for the bodies to come.
+fn on_a_slab(sleep: bool) -> (Simulation, Material) {
     let mut sim = simulation(
         world_settings(1.0 / 60.0, 4, DVec3::new(0.0, 0.0, -G)),
         VolumeMethod::Exact,
@@ -82,25 +82,47 @@ fn ball_on_slab(q: DQuat, steps: usize, sleep: bool) -> BallRun {
     }
     let mat = Material::new(0.6, 0.0);
     slab(&mut sim, mat);
-    let ball = icosphere(0.22, 2).unwrap();
-    let ball = add_dynamic(&mut sim, ball, 1000.0, DVec3::new(1.0, -0.3, 0.298), q, mat);
-    let (mut gain, mut depth, mut settled_energy) = (0.0f64, 0.0f64, None);
-    let mut half_way = DVec3::ZERO;
+    (sim, mat)
+}
+
+/// Runs `steps` steps, calling `each` after every one; returns the largest rise of the total
+/// energy above its value 1 s in (step 60) and where body `watched` was half way.
+fn run_watched(
+    sim: &mut Simulation,
+    steps: usize,
+    watched: BodyHandle,
+    mut each: impl FnMut(&Simulation, usize),
+) -> (f64, DVec3) {
+    let (mut gain, mut settled_energy, mut half_way) = (0.0f64, None, DVec3::ZERO);
     for step in 0..steps {
         sim.step();
         if step == 60 {
-            settled_energy = Some(energy(&sim));
+            settled_energy = Some(energy(sim));
         }
         if let Some(e0) = settled_energy {
-            gain = gain.max(energy(&sim) - e0);
+            gain = gain.max(energy(sim) - e0);
         }
         if step == steps / 2 {
-            half_way = sim.body(ball).unwrap().position;
+            half_way = sim.body(watched).unwrap().position;
         }
-        if step >= steps / 2 {
-            depth = depth.max(-lowest(&sim, ball));
-        }
+        each(sim, step);
     }
+    (gain, half_way)
+}
+
+/// The scene of issue 28: a geodesic sphere (icosphere r = 0.22 m, subdivision 2, 320
+/// triangles) dropped 8 cm onto a flat mesh slab, friction 0.6, 60 Hz with 4 substeps, never
+/// sleeping unless `sleep`, for `steps` steps.
+fn ball_on_slab(q: DQuat, steps: usize, sleep: bool) -> BallRun {
+    let (mut sim, mat) = on_a_slab(sleep);
+    let ball = icosphere(0.22, 2).unwrap();
+    let ball = add_dynamic(&mut sim, ball, 1000.0, DVec3::new(1.0, -0.3, 0.298), q, mat);
+    let mut depth = 0.0f64;
+    let (gain, half_way) = run_watched(&mut sim, steps, ball, |sim, step| {
+        if step >= steps / 2 {
+            depth = depth.max(-lowest(sim, ball));
+        }
+    });
     let b = sim.body(ball).unwrap();
     BallRun {
         late_travel: (b.position - half_way).truncate().length(),
@@ -304,4 +326,99 @@ fn fast_bodies_never_pass_through_thin_slabs() {
         let deepest = thrown_at_thin_slab(solid, 0.005, DVec3::new(-1.0, 0.0, 1.0), v);
         eprintln!("{name}: deepest {deepest:.2e} m");
     }
+}
+
+/// What a run of [`box_stack`] did.
+struct StackRun {
+    /// Largest horizontal distance of a box from where it was placed, metres.
+    drift: f64,
+    /// Horizontal travel of the top box over the last half of the run, metres.
+    late_travel: f64,
+    /// Whether every box sleeps at the end.
+    asleep: bool,
+    /// Largest rise of the total energy above its value 1 s in, joules.
+    gain: f64,
+}
+
+/// Ten mesh cubes (0.2 m, 1000 kg/m³, friction 0.6) stacked on a mesh slab, every other one
+/// offset by 3 mm along x, each `gap` above the one below (the lowest `gap` above the slab);
+/// 60 Hz with 4 substeps, `steps` steps, with the default sleeping or never sleeping.
+fn box_stack(gap: f64, steps: usize, sleep: bool) -> StackRun {
+    let (mut sim, mat) = on_a_slab(sleep);
+    let places: Vec<DVec3> = (0..10)
+        .map(|i| {
+            let x = if i % 2 == 1 { 0.003 } else { 0.0 };
+            DVec3::new(x, 0.0, 0.1 + gap + (0.2 + gap) * i as f64)
+        })
+        .collect();
+    let boxes: Vec<BodyHandle> = places
+        .iter()
+        .map(|&at| {
+            let cube = cuboid(Vec3::splat(0.1)).unwrap();
+            add_dynamic(&mut sim, cube, 1000.0, at, DQuat::IDENTITY, mat)
+        })
+        .collect();
+    let mut drift = 0.0f64;
+    let top = boxes[9];
+    let (gain, half_way) = run_watched(&mut sim, steps, top, |sim, _| {
+        for (&h, &at) in boxes.iter().zip(&places) {
+            drift = drift.max((sim.body(h).unwrap().position - at).truncate().length());
+        }
+    });
+    StackRun {
+        drift,
+        late_travel: (sim.body(top).unwrap().position - half_way)
+            .truncate()
+            .length(),
+        asleep: boxes.iter().all(|&h| sim.body(h).unwrap().sleeping),
+        gain,
+    }
+}
+
+/// A stack of ten mesh boxes stands (issue 28's peer scene), placed touching or dropped from
+/// 0.5 mm and 2 mm gaps. Until 2026-11-28 it fell within a second, for four reasons (each
+/// found on this scene):
+/// - a box tipped a few arcminutes on the one below drags a strip of its side walls into it;
+///   that turned the region's gradient by about 2° and the region was taken for a curved one
+///   (flatness was measured against the gradient, not the face's own normal) and split by its
+///   pieces, one of them the side-wall strip: a sideways push;
+/// - two faces pressed together pushed along the whole gradient, whose side-wall share
+///   (the overlap's depth times the walls' length) pushed sideways at every landing: they now
+///   push along their common normal;
+/// - the boxes fall together, so their relative motion is nil and the speculative sweep found
+///   nothing; the lowest landed within the step and the next sank 4 mm into it and was thrown
+///   off by the projection: bodies that move together are now also swept one at a time;
+/// - a box that tips onto an edge keeps, as speculative parts, the parts of its last contact
+///   that came apart (else the side that lifted fell back in unchecked).
+///
+/// With the default sleeping each stack falls asleep as one island (per-body sleeping froze
+/// single boxes inside the stack), within 2 cm of where it was placed (measured 1.4, 1.5 and
+/// 0.6 cm: the first landings sway it), and its energy never rises above its value 1 s in by
+/// more than 0.1 J (10 boxes of 8 kg raised by 0.13 mm; measured 5, 43 and 11 mJ). Never
+/// sleeping, the stack dropped from 0.5 mm still stands after 20 s (its top creeps 0.46 mm over
+/// the last 10 s: the issue's 0.1 mm is met only by sleeping).
+#[test]
+fn ten_box_stack_stands() {
+    for gap in [0.0, 5e-4, 2e-3] {
+        let run = box_stack(gap, 600, true);
+        eprintln!(
+            "stack, gap {gap} m: asleep {}, drift {:.2e} m, late travel {:.2e} m, gain {:.2e} J",
+            run.asleep, run.drift, run.late_travel, run.gain
+        );
+        assert!(run.asleep, "gap {gap}: the stack does not sleep");
+        assert!(run.drift < 2e-2, "gap {gap}: drift {}", run.drift);
+        assert!(run.gain < 0.1, "gap {gap}: energy gain {}", run.gain);
+    }
+    let awake = box_stack(5e-4, 1200, false);
+    eprintln!(
+        "stack never sleeping: drift {:.2e} m, late travel {:.2e} m, gain {:.2e} J",
+        awake.drift, awake.late_travel, awake.gain
+    );
+    assert!(awake.drift < 2e-2, "drift {}", awake.drift);
+    assert!(
+        awake.late_travel < 2e-3,
+        "late travel {}",
+        awake.late_travel
+    );
+    assert!(awake.gain < 0.1, "energy gain {}", awake.gain);
 }
