@@ -33,7 +33,7 @@ use crate::collision::shape::BodyShape;
 use crate::contact::BodyId;
 use crate::contact::cpu_stage::CpuContacts;
 use crate::contact::latent::LatentSource;
-use crate::contact::speculative::{SEPARATED_FEATURE, SPECULATIVE_FEATURE};
+use crate::contact::speculative::SEPARATED_FEATURE;
 use crate::contact::stage::{ContactSettings, ContactStage, PairContact, StageInput, StageOutput};
 use crate::solver::integrator::{Integrator, StepSettings, StepSettingsError};
 use crate::solver::sleeping::{Islands, SleepSettings};
@@ -722,6 +722,14 @@ impl Simulation {
                 .iter()
                 .any(|&i| self.slots[i].teleported.is_some_and(|t| p.at_step < t))
         };
+        // The area of a contact's own parts (not the predicted or separated ones).
+        let area = |c: &PairContact| -> f64 {
+            c.parts
+                .iter()
+                .filter(|k| !k.is_predicted())
+                .map(|k| k.linear.length())
+                .sum()
+        };
         let mut kept = Vec::new();
         for p in old_interfering.iter() {
             // A pair still reported keeps, as speculative parts, the parts of its last contact
@@ -741,13 +749,6 @@ impl Simulation {
             }
             // Only where the region shrank (by a tenth of its area or more): a contact that
             // keeps its extent needs none, and at rest the extra rows only add noise.
-            let area = |c: &PairContact| -> f64 {
-                c.parts
-                    .iter()
-                    .filter(|k| k.feature & (SPECULATIVE_FEATURE | SEPARATED_FEATURE) == 0)
-                    .map(|k| k.linear.length())
-                    .sum()
-            };
             let current = self
                 .output
                 .pairs
@@ -766,9 +767,7 @@ impl Simulation {
                 .iter()
                 .zip(&now)
                 .filter(|(k, v)| {
-                    k.feature & (SPECULATIVE_FEATURE | SEPARATED_FEATURE) == 0
-                        && v.volume < 0.0
-                        && -v.volume <= margin * v.linear.length()
+                    !k.is_predicted() && v.volume < 0.0 && -v.volume <= margin * v.linear.length()
                 })
                 .map(|(k, _)| crate::contact::VolumeContact {
                     feature: k.feature | SEPARATED_FEATURE,
