@@ -377,7 +377,7 @@ fn box_stack(gap: f64, steps: usize, sleep: bool) -> StackRun {
 
 /// A stack of ten mesh boxes stands (issue 28's peer scene), placed touching or dropped from
 /// 0.5 mm and 2 mm gaps. Until 2026-11-28 it fell within a second, for four reasons (each
-/// found on this scene):
+/// found on this scene, the angles and depths below with temporary prints of its contacts):
 /// - a box tipped a few arcminutes on the one below drags a strip of its side walls into it;
 ///   that turned the region's gradient by about 2° and the region was taken for a curved one
 ///   (flatness was measured against the gradient, not the face's own normal) and split by its
