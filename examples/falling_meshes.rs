@@ -192,6 +192,35 @@ fn main() {
             asleep += usize::from(s);
         }
         let lowest = support::lowest_vertex::<Dropped>(world);
+        // The five bodies reaching deepest below the slab top, with their speeds: which shape
+        // rests deepest (a vertex of a faceted sphere, a torus' rim) and whether it is moving.
+        let mut deepest: Vec<(f32, String, f32)> = {
+            let mut q = world.query_filtered::<(
+                &Transform,
+                &bevy_interfere::ColliderShape,
+                &Name,
+                &LinearVelocity,
+            ), With<Dropped>>();
+            q.iter(world)
+                .filter_map(|(t, shape, name, v)| {
+                    let low = shape
+                        .solid()?
+                        .vertices()
+                        .iter()
+                        .map(|v| t.transform_point(Vec3::from_array(v.to_array())).y)
+                        .fold(f32::INFINITY, f32::min);
+                    Some((SLAB_TOP - low, name.as_str().to_owned(), v.0.length()))
+                })
+                .collect()
+        };
+        deepest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        deepest.truncate(5);
+        let deepest: Vec<_> = deepest
+            .into_iter()
+            .map(|(below, name, speed)| {
+                serde_json::json!({"body": name, "lowest_point_below_slab_top": below, "speed": speed})
+            })
+            .collect();
         let log = world.resource::<support::StageLog>();
         let below = SLAB_TOP - lowest;
         // Criteria: every body still there and finite, none through the slab (its lowest vertex
@@ -219,6 +248,7 @@ fn main() {
             "collisions_started": log.started,
             "collisions_ended": log.ended,
             "lowest_point_below_slab_top": below,
+            "deepest_bodies": deepest,
             "sleeping": asleep,
             "fastest_speed": fastest,
         })

@@ -2,7 +2,8 @@
 
 use crate::{
     Args, BodyState, ColliderKind, DENSITY, EngineRun, FIXED_HZ, GRAVITY, SLAB_FRICTION, SLAB_TOP,
-    SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, SUBSTEPS, build_colliders, run_frames, scene, shape,
+    SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, SUBSTEPS, build_colliders, placements, run_frames,
+    shape,
 };
 use avian3d::collision::CollisionDiagnostics;
 use avian3d::dynamics::solver::SolverDiagnostics;
@@ -60,6 +61,12 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
     let (colliders, shapes, collider_build_ms) = build_colliders(
         |name, vertices, indices| {
             Ok(match args.collider {
+                // The stack's cube: avian's own box (full extents), as a user stacks boxes.
+                _ if name == "cube" => Collider::cuboid(
+                    2.0 * crate::stack::CUBE_HALF,
+                    2.0 * crate::stack::CUBE_HALF,
+                    2.0 * crate::stack::CUBE_HALF,
+                ),
                 ColliderKind::Trimesh => Collider::try_trimesh(vertices, indices)
                     .map_err(|e| format!("avian: {name}: trimesh failed: {e:?}"))?,
                 _ if args.decomposes(name) => Collider::convex_decomposition_with_config(
@@ -111,7 +118,7 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
     app.cleanup();
 
     let world = app.world_mut();
-    let (half, placements) = scene(args.bodies);
+    let (half, placements) = placements(args);
     // The example's slab is a 12-triangle box mesh; here an exact cuboid of the same size.
     // Avian's default friction is 0.5 (the slab's), its default combine rule the average.
     world.spawn((
@@ -125,6 +132,7 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
         let mut body = world.spawn((
             Name::new(format!("{} {i}", shape(p.kind).1)),
             Dropped(p.kind),
+            crate::Tracked(i),
             RigidBody::Dynamic,
             colliders[p.kind].clone(),
             ColliderDensity(DENSITY),
@@ -140,11 +148,13 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
     }
     let setup_ms = setup_started.elapsed().as_secs_f64() * 1e3;
 
-    let (update_ms, wall_s, cpu_s) = run_frames(&mut app, args.frames);
+    let mut tracker = crate::Tracker::new(&placements);
+    let (update_ms, wall_s, cpu_s) = run_frames(&mut app, args.frames, &mut tracker);
 
     let world = app.world_mut();
     let mut q = world.query::<(
         &Dropped,
+        &crate::Tracked,
         &Position,
         &Rotation,
         &LinearVelocity,
@@ -152,7 +162,8 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
     )>();
     let bodies = q
         .iter(world)
-        .map(|(d, p, r, v, s)| BodyState {
+        .map(|(d, t, p, r, v, s)| BodyState {
+            index: t.0,
             kind: d.0,
             position: p.0,
             rotation: r.0,
@@ -180,5 +191,6 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
             "solver": "avian defaults otherwise (soft constraints, speculative contacts)",
         }),
         bodies,
+        drift: tracker.drift,
     })
 }

@@ -30,12 +30,16 @@
 //! narrow and solver timers and the wall time of each `App::update`. Collider construction
 //! (hulls, decomposition) is timed separately and excluded from the step times.
 //!
+//! `--scene stack [--gap M]` runs a ten-box stack instead, in both peers and in Interfere's
+//! `Simulation` in this process (see `stack.rs`).
+//!
 //! The process exits with status 3 (after writing the report) when a peer's final state is
 //! absurd (bodies through the slab, bodies still flying, no contacts, missing steps), so that a
 //! broken setup cannot produce a plausible-looking figure.
 
 mod avian;
 mod rapier;
+mod stack;
 
 use bevy::math::{EulerRot, Quat, Vec3};
 use interfere_geometry::{Solid, shapes};
@@ -57,9 +61,20 @@ pub const SLEEP_TIME: f32 = 1.0;
 const MAX_SINK: f64 = 0.05;
 const MAX_FINAL_SPEED: f64 = 5.0;
 
-/// The example's four shapes, with its parameters (`examples/falling_meshes.rs`, `shape`).
+/// Shape kinds: the example's four, then the stack's cube.
+pub const SHAPE_KINDS: usize = 5;
+
+/// The example's four shapes, with its parameters (`examples/falling_meshes.rs`, `shape`), and
+/// kind 4, the stack's 0.2 m cube ([`stack`]).
 pub fn shape(i: usize) -> (Solid, &'static str) {
     let g = interfere_geometry::glam::Vec3::new;
+    if i == stack::CUBE_KIND {
+        return (
+            shapes::cuboid(g(stack::CUBE_HALF, stack::CUBE_HALF, stack::CUBE_HALF))
+                .expect("valid shape"),
+            "cube",
+        );
+    }
     match i % 4 {
         0 => (
             shapes::cuboid(g(0.2, 0.15, 0.25)).expect("valid shape"),
@@ -92,7 +107,7 @@ pub fn build_colliders<C>(
     let mut colliders = Vec::new();
     let mut shapes = Vec::new();
     let mut collider_build_ms = 0.0;
-    for k in 0..4 {
+    for k in 0..SHAPE_KINDS {
         let (solid, name) = shape(k);
         let vertices: Vec<Vec3> = solid.vertices().iter().copied().map(to_bevy).collect();
         let indices: Vec<[u32; 3]> = solid.triangles().to_vec();
@@ -128,7 +143,17 @@ impl ColliderKind {
     }
 }
 
+/// Which scene the engines run.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum SceneKind {
+    /// `examples/falling_meshes.rs`: 200 meshes dropped on a slab.
+    FallingMeshes,
+    /// Ten 0.2 m cubes stacked on a slab, each `gap` metres above the one below ([`stack`]).
+    Stack { gap: f32 },
+}
+
 pub struct Args {
+    pub scene: SceneKind,
     pub avian: bool,
     pub rapier: bool,
     pub collider: ColliderKind,
@@ -148,6 +173,7 @@ impl Default for Args {
     /// plugin's sleep thresholds, rapier's contact recycling on, no reports.
     fn default() -> Self {
         Args {
+            scene: SceneKind::FallingMeshes,
             avian: true,
             rapier: true,
             collider: ColliderKind::Hull,
@@ -186,7 +212,7 @@ fn usage(msg: &str) -> ! {
         "{msg}\n\nusage: peer_compare [--engine avian|rapier|both] \
          [--collider hull|decomp|trimesh] [--decompose tori|nonconvex] [--bodies N] \
          [--frames N] [--threads N] [--sleep interfere|engine] [--rapier-recycle on|off] \
-         [--report PATH] [--interfere-report PATH]"
+         [--report PATH] [--interfere-report PATH] [--scene falling_meshes|stack] [--gap M]"
     );
     std::process::exit(2)
 }
@@ -262,6 +288,29 @@ fn parse_args() -> Args {
                     other => usage(&format!("--rapier-recycle: '{other}' is not on or off")),
                 }
             }
+            "--scene" => {
+                args.scene = match value().as_str() {
+                    "falling_meshes" => SceneKind::FallingMeshes,
+                    "stack" => SceneKind::Stack {
+                        gap: stack::DEFAULT_GAP,
+                    },
+                    other => usage(&format!(
+                        "--scene: '{other}' is not falling_meshes or stack"
+                    )),
+                }
+            }
+            "--gap" => {
+                let gap: f32 = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--gap: not a length in metres"));
+                if !(gap.is_finite() && gap >= 0.0) {
+                    usage("--gap: must be a length of at least 0");
+                }
+                match &mut args.scene {
+                    SceneKind::Stack { gap: g } => *g = gap,
+                    SceneKind::FallingMeshes => usage("--gap: only with --scene stack (before it)"),
+                }
+            }
             "--report" => args.report = Some(value().into()),
             "--interfere-report" => args.interfere_report = Some(value().into()),
             "--help" | "-h" => usage("help"),
@@ -306,6 +355,44 @@ pub fn scene(bodies: usize) -> (f32, Vec<Placement>) {
     (half, placements)
 }
 
+/// The slab's half extent and the bodies of the scene `args` names.
+pub fn placements(args: &Args) -> (f32, Vec<Placement>) {
+    match args.scene {
+        SceneKind::FallingMeshes => scene(args.bodies),
+        SceneKind::Stack { gap } => (stack::SLAB_HALF, stack::placements(gap)),
+    }
+}
+
+/// Marks body `i` of the scene in either engine, for [`Tracker`].
+#[derive(bevy::prelude::Component)]
+pub struct Tracked(pub usize);
+
+/// Follows the bodies' written-back transforms after every frame: the largest horizontal
+/// distance each reaches from where it was placed.
+pub struct Tracker {
+    pub start: Vec<Vec3>,
+    pub drift: Vec<f32>,
+}
+
+impl Tracker {
+    pub fn new(placements: &[Placement]) -> Self {
+        Self {
+            start: placements.iter().map(|p| p.position).collect(),
+            drift: vec![0.0; placements.len()],
+        }
+    }
+
+    fn observe(&mut self, world: &mut bevy::prelude::World) {
+        let mut q = world.query::<(&Tracked, &bevy::prelude::Transform)>();
+        for (t, tf) in q.iter(world) {
+            if let (Some(d), Some(s)) = (self.drift.get_mut(t.0), self.start.get(t.0)) {
+                let off = tf.translation - *s;
+                *d = d.max(Vec3::new(off.x, 0.0, off.z).length());
+            }
+        }
+    }
+}
+
 /// Per-step figures every engine fills in.
 #[derive(Default)]
 pub struct StepLog {
@@ -320,6 +407,8 @@ pub struct StepLog {
 
 /// One body's final state, as the engine reports it.
 pub struct BodyState {
+    /// The body's index in the scene's placements.
+    pub index: usize,
     pub kind: usize,
     pub position: Vec3,
     pub rotation: Quat,
@@ -340,6 +429,8 @@ pub struct EngineRun {
     pub threads: serde_json::Value,
     pub settings: serde_json::Value,
     pub bodies: Vec<BodyState>,
+    /// Each body's largest horizontal distance from its placement over the run ([`Tracker`]).
+    pub drift: Vec<f32>,
 }
 
 pub fn summary(v: &[f64]) -> serde_json::Value {
@@ -371,7 +462,11 @@ fn process_cpu_seconds() -> Option<f64> {
 }
 
 /// Runs `frames` updates of `app`: the wall time of each, the loop's wall and CPU seconds.
-pub fn run_frames(app: &mut bevy::app::App, frames: u32) -> (Vec<f64>, f64, Option<f64>) {
+pub fn run_frames(
+    app: &mut bevy::app::App,
+    frames: u32,
+    tracker: &mut Tracker,
+) -> (Vec<f64>, f64, Option<f64>) {
     let cpu_before = process_cpu_seconds();
     let run_started = Instant::now();
     let mut update_ms = Vec::with_capacity(frames as usize);
@@ -379,6 +474,7 @@ pub fn run_frames(app: &mut bevy::app::App, frames: u32) -> (Vec<f64>, f64, Opti
         let t = Instant::now();
         app.update();
         update_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        tracker.observe(app.world_mut());
     }
     let wall_s = run_started.elapsed().as_secs_f64();
     let cpu_s = match (cpu_before, process_cpu_seconds()) {
@@ -389,7 +485,7 @@ pub fn run_frames(app: &mut bevy::app::App, frames: u32) -> (Vec<f64>, f64, Opti
 }
 
 /// The JSON section of one engine: timings, contact counts and the final state.
-fn engine_report(run: &EngineRun, solids: &[Solid]) -> serde_json::Value {
+fn engine_report(args: &Args, run: &EngineRun, solids: &[Solid]) -> serde_json::Value {
     let mut lowest = f32::INFINITY;
     let mut height_sum = 0.0f64;
     let mut start_sum = 0.0f64;
@@ -410,7 +506,7 @@ fn engine_report(run: &EngineRun, solids: &[Solid]) -> serde_json::Value {
             lowest = lowest.min((b.position + b.rotation * to_bevy(vertex)).y);
         }
     }
-    let (_, placements) = scene(run.bodies.len());
+    let (_, placements) = placements(args);
     for p in &placements {
         start_sum += f64::from(p.position.y);
     }
@@ -439,6 +535,11 @@ fn engine_report(run: &EngineRun, solids: &[Solid]) -> serde_json::Value {
         "non_finite_bodies": non_finite,
         "sleeping": asleep,
         "fastest_speed": fastest,
+        "max_drift": run.drift.iter().copied().fold(0.0f32, f32::max),
+        "stack": match args.scene {
+            SceneKind::Stack { gap } => stack::report(run, gap),
+            SceneKind::FallingMeshes => serde_json::Value::Null,
+        },
         "compute_threads": run.threads,
         "wall_ms": run.wall_s * 1e3,
         "cpu_s": run.cpu_s,
@@ -452,8 +553,9 @@ fn engine_report(run: &EngineRun, solids: &[Solid]) -> serde_json::Value {
 fn sanity(args: &Args, r: &serde_json::Value) -> Vec<String> {
     let mut bad = Vec::new();
     let num = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
-    if r["bodies"].as_u64() != Some(args.bodies as u64) {
-        bad.push(format!("{} bodies, not {}", r["bodies"], args.bodies));
+    let expected = placements(args).1.len();
+    if r["bodies"].as_u64() != Some(expected as u64) {
+        bad.push(format!("{} bodies, not {}", r["bodies"], expected));
     }
     if num("non_finite_bodies") != 0.0 {
         bad.push(format!(
@@ -465,6 +567,10 @@ fn sanity(args: &Args, r: &serde_json::Value) -> Vec<String> {
     // update's start-up.
     if num("steps") + 1.0 < f64::from(args.frames) {
         bad.push(format!("{} steps in {} frames", r["steps"], args.frames));
+    }
+    // A stack that falls is a result to report (`stack.stands`), not a broken setup.
+    if matches!(args.scene, SceneKind::Stack { .. }) {
+        return bad;
     }
     let sink = num("lowest_point_below_slab_top");
     if sink.is_nan() || sink > MAX_SINK {
@@ -554,7 +660,12 @@ fn main() {
         eprintln!("--interfere-report {}: {e}", path.display());
         std::process::exit(1);
     }
-    let solids: Vec<Solid> = (0..4).map(|k| shape(k).0).collect();
+    if args.interfere_report.is_some() && args.scene != SceneKind::FallingMeshes {
+        usage(
+            "--interfere-report: only for --scene falling_meshes (the stack runs Interfere in process)",
+        );
+    }
+    let solids: Vec<Solid> = (0..SHAPE_KINDS).map(|k| shape(k).0).collect();
     let mut runs = Vec::new();
     let run_or_exit = |r: Result<EngineRun, String>| match r {
         Ok(r) => r,
@@ -569,18 +680,24 @@ fn main() {
     if args.rapier {
         runs.push(run_or_exit(rapier::run(&args)));
     }
+    if let SceneKind::Stack { gap } = args.scene {
+        runs.push(run_or_exit(stack::run_interfere(&args, gap)));
+    }
 
     let mut peers = serde_json::Map::new();
     let mut failures = serde_json::Map::new();
     for run in &runs {
-        let section = engine_report(run, &solids);
+        let section = engine_report(&args, run, &solids);
         let bad = sanity(&args, &section);
         failures.insert(run.engine.into(), bad.clone().into());
         peers.insert(run.engine.into(), section);
     }
     let mut value = serde_json::json!({
-        "scene": "falling_meshes",
-        "bodies": args.bodies,
+        "scene": match args.scene {
+            SceneKind::FallingMeshes => "falling_meshes",
+            SceneKind::Stack { .. } => "stack",
+        },
+        "bodies": placements(&args).1.len(),
         "frames": args.frames,
         "collider": args.collider.name(),
         "decompose": if args.decompose_bumpy { "tori and bumpy spheres" } else { "tori" },
@@ -679,5 +796,20 @@ mod tests {
         assert!((half - (15.0 * 0.7 * 0.5 + 0.6)).abs() < 1e-6);
         assert!(p.iter().all(|b| b.position.y > 0.7 && b.position.y < 0.9));
         assert_eq!(p[6].kind, 2);
+    }
+
+    #[test]
+    fn the_stack_matches_the_interfere_test() {
+        let args = Args {
+            scene: SceneKind::Stack { gap: 5e-4 },
+            ..Args::default()
+        };
+        let (half, p) = placements(&args);
+        assert_eq!((half, p.len()), (3.0, 10));
+        assert!((p[0].position.y - (SLAB_TOP + 0.1005)).abs() < 1e-6);
+        assert!((p[9].position.y - p[8].position.y - 0.2005).abs() < 1e-6);
+        assert_eq!((p[0].position.x, p[1].position.x), (0.0, 0.003));
+        assert!(p.iter().all(|b| b.kind == stack::CUBE_KIND));
+        assert_eq!(shape(stack::CUBE_KIND).1, "cube");
     }
 }

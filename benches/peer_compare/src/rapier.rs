@@ -3,7 +3,8 @@
 
 use crate::{
     Args, BodyState, ColliderKind, DENSITY, EngineRun, FIXED_HZ, GRAVITY, SLAB_FRICTION, SLAB_TOP,
-    SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, SUBSTEPS, build_colliders, run_frames, scene, shape,
+    SLEEP_ANGULAR, SLEEP_LINEAR, SLEEP_TIME, SUBSTEPS, build_colliders, placements, run_frames,
+    shape,
 };
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::diagnostic::FrameCountPlugin;
@@ -87,6 +88,12 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
     let (colliders, shapes, collider_build_ms) = build_colliders(
         |name, vertices, indices| {
             Ok(match args.collider {
+                // The stack's cube: rapier's own box (half extents), as a user stacks boxes.
+                _ if name == "cube" => Collider::cuboid(
+                    crate::stack::CUBE_HALF,
+                    crate::stack::CUBE_HALF,
+                    crate::stack::CUBE_HALF,
+                ),
                 ColliderKind::Trimesh => Collider::trimesh(vertices, indices)
                     .map_err(|e| format!("rapier: {name}: trimesh failed: {e:?}"))?,
                 _ if args.decomposes(name) => Collider::convex_decomposition_with_params(
@@ -160,7 +167,7 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
     app.cleanup();
 
     let world = app.world_mut();
-    let (half, placements) = scene(args.bodies);
+    let (half, placements) = placements(args);
     let average = |coefficient| Friction {
         coefficient,
         combine_rule: CoefficientCombineRule::Average,
@@ -185,6 +192,7 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
         world.spawn((
             Name::new(format!("{} {i}", shape(p.kind).1)),
             Dropped(p.kind),
+            crate::Tracked(i),
             RigidBody::Dynamic,
             colliders[p.kind].clone(),
             ColliderMassProperties::Density(DENSITY),
@@ -196,27 +204,29 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
     }
     let setup_ms = setup_started.elapsed().as_secs_f64() * 1e3;
 
-    let (update_ms, wall_s, cpu_s) = run_frames(&mut app, args.frames);
+    let mut tracker = crate::Tracker::new(&placements);
+    let (update_ms, wall_s, cpu_s) = run_frames(&mut app, args.frames, &mut tracker);
 
     let world = app.world_mut();
     // The final state from rapier's own bodies (not the written-back components).
-    let handles: Vec<(usize, RapierRigidBodyHandle)> = world
-        .query::<(&Dropped, &RapierRigidBodyHandle)>()
+    let handles: Vec<(usize, usize, RapierRigidBodyHandle)> = world
+        .query::<(&Dropped, &crate::Tracked, &RapierRigidBodyHandle)>()
         .iter(world)
-        .map(|(d, h)| (d.0, *h))
+        .map(|(d, t, h)| (d.0, t.0, *h))
         .collect();
     let mut sets = world.query::<&RapierRigidBodySet>();
     let set = sets
         .single(world)
         .map_err(|e| format!("rapier: no single rigid-body set: {e}"))?;
     let mut bodies = Vec::with_capacity(handles.len());
-    for (kind, h) in handles {
+    for (kind, index, h) in handles {
         let Some(rb) = set.bodies.get(h.0) else {
             continue;
         };
         let pose = rb.position();
         let linvel = rb.linvel();
         bodies.push(BodyState {
+            index,
             kind,
             position: Vec3::new(pose.translation.x, pose.translation.y, pose.translation.z),
             rotation: Quat::from_xyzw(
@@ -254,5 +264,6 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
             "solver": "rapier defaults otherwise (contact clustering on, CCD against fixed bodies on)",
         }),
         bodies,
+        drift: tracker.drift,
     })
 }

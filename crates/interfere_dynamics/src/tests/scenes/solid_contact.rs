@@ -422,3 +422,50 @@ fn ten_box_stack_stands() {
     );
     assert!(awake.gain < 0.1, "energy gain {}", awake.gain);
 }
+
+/// A torus (R = 0.22 m, r = 0.08 m, 24 × 12 quads, as in `falling_meshes`) dropped flat onto
+/// the mesh slab must come to rest (issue 28: "the resting tori never stop either"). **It does
+/// not yet**, hence ignored: never sleeping, it rocks for as long as it runs (its centre at 3–6
+/// cm/s, up to 0.1 m/s counting 0.3 m × |ω|; 2 mm of travel over 10 s), with its lowest vertex 0.2–1.1 mm deep (it is the deepest body of the 200-mesh scene at
+/// 20 s). Diagnosis (temporary prints, 2026-11-28): the torus rests on the ring of vertices at
+/// the bottom of its tube, so its contact volume grows with the square of the depth, and its
+/// tilt (about 1 mm across the ring) exceeds its depth: each step's contact is an arc on one side
+/// only. Supported there, the torus tips towards the other side and lands on it within the step,
+/// where it has no contact row (the speculative sweep follows the start-of-step velocity, which
+/// still tips the other way); the projection lifts that side out, and the next step repeats the
+/// mirror image. The energy alternates by ±1.3 mJ per step with no net gain: the landings that
+/// should take the rocking's energy are never solved as impacts. Tried and not enough: warm
+/// starting off, friction off, keeping last step's separated parts whatever the area, and a
+/// "settle" pose (the pair pressed 1 % of the thinner body's size along its gradient, its gap
+/// parts kept as speculative rows: its four parts of the whole ring sit near the rocking axis).
+#[test]
+#[ignore = "issue 28, open: a torus resting flat on a mesh slab rocks forever (see the doc comment)"]
+fn resting_torus_comes_to_rest() {
+    for seed in 0..4u64 {
+        let (mut sim, mat) = on_a_slab(false);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let q = if seed == 0 {
+            DQuat::from_rotation_x(0.3)
+        } else {
+            random_rotation(&mut rng)
+        };
+        let ring = torus(0.22, 0.08, 24, 12).unwrap();
+        let t = add_dynamic(&mut sim, ring, 1000.0, DVec3::new(0.0, 0.0, 0.4), q, mat);
+        let mut fastest = 0.0f64;
+        let (_, half_way) = run_watched(&mut sim, 1200, t, |sim, step| {
+            if step >= 600 {
+                let b = sim.body(t).unwrap();
+                fastest =
+                    fastest.max(b.linear_velocity.length() + 0.3 * b.angular_velocity.length());
+            }
+        });
+        let travel = (sim.body(t).unwrap().position - half_way)
+            .truncate()
+            .length();
+        eprintln!(
+            "torus {seed}: fastest {fastest:.3e} m/s over the last 10 s, travel {travel:.2e} m"
+        );
+        assert!(fastest < 5e-3, "torus {seed} still moves at {fastest} m/s");
+        assert!(travel < 1e-4, "torus {seed} travelled {travel} m");
+    }
+}
