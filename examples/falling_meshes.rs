@@ -191,34 +191,23 @@ fn main() {
             fastest = fastest.max(v.0.length());
             asleep += usize::from(s);
         }
-        let lowest = support::lowest_vertex::<Dropped>(world);
+        let per_body = support::lowest_vertices::<Dropped>(world);
+        let lowest = support::lowest_of(&per_body);
         // The five bodies reaching deepest below the slab top, with their speeds: which shape
         // rests deepest (a vertex of a faceted sphere, a torus' rim) and whether it is moving.
-        let mut deepest: Vec<(f32, String, f32)> = {
-            let mut q = world.query_filtered::<(
-                &Transform,
-                &bevy_interfere::ColliderShape,
-                &Name,
-                &LinearVelocity,
-            ), With<Dropped>>();
-            q.iter(world)
-                .filter_map(|(t, shape, name, v)| {
-                    let low = shape
-                        .solid()?
-                        .vertices()
-                        .iter()
-                        .map(|v| t.transform_point(Vec3::from_array(v.to_array())).y)
-                        .fold(f32::INFINITY, f32::min);
-                    Some((SLAB_TOP - low, name.as_str().to_owned(), v.0.length()))
-                })
-                .collect()
-        };
-        deepest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut deepest = per_body;
+        deepest.sort_by(|a, b| (SLAB_TOP - b.1).total_cmp(&(SLAB_TOP - a.1)));
         deepest.truncate(5);
         let deepest: Vec<_> = deepest
             .into_iter()
-            .map(|(below, name, speed)| {
-                serde_json::json!({"body": name, "lowest_point_below_slab_top": below, "speed": speed})
+            .map(|(e, low)| {
+                let name = world.get::<Name>(e).map(|n| n.as_str().to_owned());
+                let speed = world.get::<LinearVelocity>(e).map(|v| v.0.length());
+                serde_json::json!({
+                    "body": name,
+                    "lowest_point_below_slab_top": SLAB_TOP - low,
+                    "speed": speed,
+                })
             })
             .collect();
         let log = world.resource::<support::StageLog>();

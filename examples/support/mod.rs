@@ -469,19 +469,34 @@ impl StageLog {
     }
 }
 
+/// Each body marked with `M` that has a mesh, with its lowest world-space mesh vertex (y).
+pub fn lowest_vertices<M: Component>(world: &mut World) -> Vec<(Entity, f32)> {
+    let mut q =
+        world.query_filtered::<(Entity, &Transform, &bevy_interfere::ColliderShape), With<M>>();
+    q.iter(world)
+        .filter_map(|(e, t, shape)| {
+            let low = shape
+                .solid()?
+                .vertices()
+                .iter()
+                .map(|v| t.transform_point(Vec3::from_array(v.to_array())).y)
+                .fold(f32::INFINITY, f32::min);
+            Some((e, low))
+        })
+        .collect()
+}
+
 /// The lowest world-space mesh vertex (y) of the bodies marked with `M`; infinity if none.
 pub fn lowest_vertex<M: Component>(world: &mut World) -> f32 {
-    let mut lowest = f32::INFINITY;
-    let mut q = world.query_filtered::<(&Transform, &bevy_interfere::ColliderShape), With<M>>();
-    for (t, shape) in q.iter(world) {
-        let Some(solid) = shape.solid() else {
-            continue;
-        };
-        for v in solid.vertices() {
-            lowest = lowest.min(t.transform_point(Vec3::from_array(v.to_array())).y);
-        }
-    }
-    lowest
+    lowest_of(&lowest_vertices::<M>(world))
+}
+
+/// The lowest of [`lowest_vertices`]' per-body lowest points; infinity if none.
+pub fn lowest_of(per_body: &[(Entity, f32)]) -> f32 {
+    per_body
+        .iter()
+        .map(|&(_, y)| y)
+        .fold(f32::INFINITY, f32::min)
 }
 
 /// Mean, median, 95th percentile and maximum of `v` (times in milliseconds), `null` when empty.

@@ -148,7 +148,7 @@ pub fn run(args: &Args) -> Result<EngineRun, String> {
     }
     let setup_ms = setup_started.elapsed().as_secs_f64() * 1e3;
 
-    let mut tracker = crate::Tracker::new(&placements);
+    let mut tracker = crate::Tracker::for_scene(args, &placements);
     let (update_ms, wall_s, cpu_s) = run_frames(&mut app, args.frames, &mut tracker);
 
     let world = app.world_mut();

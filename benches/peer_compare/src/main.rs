@@ -367,28 +367,43 @@ pub fn placements(args: &Args) -> (f32, Vec<Placement>) {
 #[derive(bevy::prelude::Component)]
 pub struct Tracked(pub usize);
 
-/// Follows the bodies' written-back transforms after every frame: the largest horizontal
-/// distance each reaches from where it was placed.
+/// Follows the bodies after every frame (the stack only; empty for the heap, so that its timed
+/// loop does no extra work): the largest horizontal distance each reaches from where it was
+/// placed.
 pub struct Tracker {
     pub start: Vec<Vec3>,
     pub drift: Vec<f32>,
 }
 
 impl Tracker {
-    pub fn new(placements: &[Placement]) -> Self {
+    /// A tracker of `placements` for the stack scene, an empty one otherwise.
+    pub fn for_scene(args: &Args, placements: &[Placement]) -> Self {
+        let start: Vec<Vec3> = match args.scene {
+            SceneKind::Stack { .. } => placements.iter().map(|p| p.position).collect(),
+            SceneKind::FallingMeshes => Vec::new(),
+        };
         Self {
-            start: placements.iter().map(|p| p.position).collect(),
-            drift: vec![0.0; placements.len()],
+            drift: vec![0.0; start.len()],
+            start,
         }
     }
 
+    /// Body `i` is at `position` now.
+    pub fn record(&mut self, i: usize, position: Vec3) {
+        if let (Some(d), Some(s)) = (self.drift.get_mut(i), self.start.get(i)) {
+            let off = position - *s;
+            *d = d.max(Vec3::new(off.x, 0.0, off.z).length());
+        }
+    }
+
+    /// Records the written-back transforms of the [`Tracked`] bodies.
     fn observe(&mut self, world: &mut bevy::prelude::World) {
+        if self.start.is_empty() {
+            return;
+        }
         let mut q = world.query::<(&Tracked, &bevy::prelude::Transform)>();
         for (t, tf) in q.iter(world) {
-            if let (Some(d), Some(s)) = (self.drift.get_mut(t.0), self.start.get(t.0)) {
-                let off = tf.translation - *s;
-                *d = d.max(Vec3::new(off.x, 0.0, off.z).length());
-            }
+            self.record(t.0, tf.translation);
         }
     }
 }
@@ -429,7 +444,8 @@ pub struct EngineRun {
     pub threads: serde_json::Value,
     pub settings: serde_json::Value,
     pub bodies: Vec<BodyState>,
-    /// Each body's largest horizontal distance from its placement over the run ([`Tracker`]).
+    /// Each body's largest horizontal distance from its placement over the run ([`Tracker`];
+    /// the stack only, empty for the heap).
     pub drift: Vec<f32>,
 }
 
@@ -535,7 +551,6 @@ fn engine_report(args: &Args, run: &EngineRun, solids: &[Solid]) -> serde_json::
         "non_finite_bodies": non_finite,
         "sleeping": asleep,
         "fastest_speed": fastest,
-        "max_drift": run.drift.iter().copied().fold(0.0f32, f32::max),
         "stack": match args.scene {
             SceneKind::Stack { gap } => stack::report(run, gap),
             SceneKind::FallingMeshes => serde_json::Value::Null,

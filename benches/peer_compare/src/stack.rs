@@ -59,6 +59,11 @@ pub fn report(run: &EngineRun, gap: f32) -> serde_json::Value {
     let (cube, _) = shape(CUBE_KIND);
     let mut boxes: Vec<&BodyState> = run.bodies.iter().collect();
     boxes.sort_by_key(|b| b.index);
+    // Horizontal distance from the box's placement.
+    let offset = |b: &BodyState| {
+        let off = b.position - start[b.index.min(BOXES - 1)].position;
+        Vec3::new(off.x, 0.0, off.z).length()
+    };
     let extent = |b: &BodyState| {
         cube.vertices()
             .iter()
@@ -70,9 +75,7 @@ pub fn report(run: &EngineRun, gap: f32) -> serde_json::Value {
     let mut deepest_pair = 0.0f32;
     let mut stands = boxes.len() == BOXES;
     for (k, b) in boxes.iter().enumerate() {
-        let p = start[b.index.min(BOXES - 1)].position;
-        let off = b.position - p;
-        stands &= Vec3::new(off.x, 0.0, off.z).length() < 0.05;
+        stands &= offset(b) < 0.05;
         if k > 0 {
             let (lo, _) = extent(b);
             let (_, hi) = extent(boxes[k - 1]);
@@ -81,10 +84,7 @@ pub fn report(run: &EngineRun, gap: f32) -> serde_json::Value {
         }
     }
     let slab_depth = boxes.first().map_or(f32::NAN, |b| SLAB_TOP - extent(b).0);
-    let top = boxes.last().map(|b| {
-        let p = start[b.index.min(BOXES - 1)].position;
-        Vec3::new(b.position.x - p.x, 0.0, b.position.z - p.z).length()
-    });
+    let top = boxes.last().map(|b| offset(b));
     serde_json::json!({
         "gap": gap,
         "stands": stands,
@@ -149,7 +149,7 @@ pub fn run_interfere(args: &Args, gap: f32) -> Result<EngineRun, String> {
     }
     let setup_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut log = StepLog::default();
-    let mut drift = vec![0.0f32; start.len()];
+    let mut tracker = crate::Tracker::for_scene(args, &start);
     let mut update_ms = Vec::new();
     let loop_started = Instant::now();
     for _ in 0..args.frames {
@@ -164,11 +164,10 @@ pub fn run_interfere(args: &Args, gap: f32) -> Result<EngineRun, String> {
         log.solver_ms.push(s.solver_ms);
         log.touching_pairs.push(sim.pair_contacts().len());
         log.contact_count.push(s.volume_contacts);
-        for (d, (&h, p)) in drift.iter_mut().zip(handles.iter().zip(&start)) {
+        for (i, &h) in handles.iter().enumerate() {
             if let Some(b) = sim.body(h) {
-                let x = b.position;
-                let (dx, dz) = (x.x as f32 - p.position.x, x.z as f32 - p.position.z);
-                *d = d.max((dx * dx + dz * dz).sqrt());
+                let x = b.position.as_vec3();
+                tracker.record(i, Vec3::new(x.x, x.y, x.z));
             }
         }
     }
@@ -207,6 +206,6 @@ pub fn run_interfere(args: &Args, gap: f32) -> Result<EngineRun, String> {
             "friction": "0.6 boxes, 0.5 slab, geometric mean (0.548 box on slab; the peers average: 0.55)",
         }),
         bodies,
-        drift,
+        drift: tracker.drift,
     })
 }
