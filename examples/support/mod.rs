@@ -220,6 +220,10 @@ pub fn base_app(args: &DemoArgs, title: &str, fixed_hz: f64) -> App {
         app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
             1.0 / fixed_hz,
         )));
+        // Reproducible reports: every body joins in the step after it is spawned, whatever
+        // the machine's speed (large meshes would otherwise join when their hierarchies are
+        // built in the background).
+        app.insert_resource(bevy_interfere::ColliderPreparation::Blocking);
     } else {
         app.add_plugins(DefaultPlugins.set(WindowPlugin {
             primary_window: Some(Window {

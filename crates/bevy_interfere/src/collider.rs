@@ -18,6 +18,7 @@
 //! reason and a warning is logged; fixing the mesh asset (or replacing the component) retries.
 
 use crate::mesh_convert::trimesh_from_bevy;
+use crate::settings::ColliderPreparation;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 use bevy::tasks::{AsyncComputeTaskPool, Task, futures::check_ready};
@@ -447,6 +448,7 @@ pub(crate) fn prepare_colliders(
     mut commands: Commands,
     meshes: Res<Assets<Mesh>>,
     mut cache: ResMut<ShapeCache>,
+    preparation: Option<Res<ColliderPreparation>>,
     mut mesh_events: MessageReader<AssetEvent<Mesh>>,
     query: Query<(
         Entity,
@@ -459,6 +461,7 @@ pub(crate) fn prepare_colliders(
         Option<&Name>,
     )>,
 ) {
+    let blocking = preparation.is_some_and(|p| *p == ColliderPreparation::Blocking);
     let changed_assets: Vec<AssetId<Mesh>> = mesh_events
         .read()
         .filter_map(|e| match e {
@@ -570,9 +573,14 @@ pub(crate) fn prepare_colliders(
                 if !cache.ready.contains_key(&key) && !cache.running.contains_key(&key) {
                     cache.keep.push(s.clone());
                     let solid = (**s).clone();
-                    let task =
-                        AsyncComputeTaskPool::get().spawn(async move { prepare(Ok(solid), scale) });
-                    cache.running.insert(key, task);
+                    if blocking {
+                        let prepared = prepare(Ok(solid), scale);
+                        cache.ready.insert(key, prepared);
+                    } else {
+                        let task = AsyncComputeTaskPool::get()
+                            .spawn(async move { prepare(Ok(solid), scale) });
+                        cache.running.insert(key, task);
+                    }
                 }
                 key
             }
@@ -598,9 +606,14 @@ pub(crate) fn prepare_colliders(
                             Solid::new(m)
                                 .map_err(|e| format!("mesh {handle:?} is not a closed solid: {e}"))
                         });
-                    let task =
-                        AsyncComputeTaskPool::get().spawn(async move { prepare(solid, scale) });
-                    cache.running.insert(key, task);
+                    if blocking {
+                        let prepared = prepare(solid, scale);
+                        cache.ready.insert(key, prepared);
+                    } else {
+                        let task =
+                            AsyncComputeTaskPool::get().spawn(async move { prepare(solid, scale) });
+                        cache.running.insert(key, task);
+                    }
                 }
                 key
             }

@@ -79,7 +79,7 @@ pub use messages::{
 };
 #[cfg(feature = "overlay")]
 pub use overlay::{InterfereOverlayPlugin, OverlayState};
-pub use settings::{Backend, PhysicsSettings, PhysicsStats};
+pub use settings::{Backend, ColliderPreparation, PhysicsSettings, PhysicsStats};
 pub use spatial_query::{RayHitData, SpatialQuery, SpatialQueryFilter};
 pub use step::ContactBackends;
 pub use world::PhysicsWorld;
@@ -95,8 +95,8 @@ pub mod prelude {
         GravityScale, LinearDamping, LockedAxes, MaxAngularSpeed, MaxLinearSpeed,
     };
     pub use crate::{
-        AngularVelocity, Backend, Collider, CollisionEnded, CollisionStarted, ContactMessage,
-        Density, Friction, InterfereDebugPlugin, InterfereGizmos, InterferePlugins,
+        AngularVelocity, Backend, Collider, ColliderPreparation, CollisionEnded, CollisionStarted,
+        ContactMessage, Density, Friction, InterfereDebugPlugin, InterfereGizmos, InterferePlugins,
         InterfereSystems, IntersectionVolumeMessage, LinearVelocity, Mass, NeverSleep, Parked,
         PhysicsPlugin, PhysicsSettings, PhysicsStats, Restitution, RigidBody, Sleeping,
         SolverSettings,

@@ -36,6 +36,21 @@ impl Backend {
     }
 }
 
+/// When colliders are prepared (their meshes' hierarchies built, mass properties computed).
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Resource, Debug, Default, PartialEq)]
+pub enum ColliderPreparation {
+    /// On the async compute pool: the frame never waits, and a body joins the simulation in the
+    /// first step after its collider is ready, which depends on the machine's speed (a run is
+    /// not reproducible when bodies wait for large meshes).
+    #[default]
+    Background,
+    /// In the system that finds the collider, before the next step: every body joins in the
+    /// step after it is spawned, so headless runs and tests are reproducible. A large mesh
+    /// stalls that frame.
+    Blocking,
+}
+
 /// Global simulation settings (the Bevy face of [`SimulationSettings`]; the timestep is
 /// `Time<Fixed>`'s).
 #[derive(Resource, Clone, Debug, PartialEq)]

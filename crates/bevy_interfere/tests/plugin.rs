@@ -331,6 +331,74 @@ fn gpu_backend_without_its_plugin_steps_on_the_cpu() {
     assert!((y - 0.25).abs() < 0.02, "stepped on the CPU but box at {y}");
 }
 
+/// `ColliderPreparation::Blocking`: every mesh collider (a `Solid`, a `Mesh3d` asset, an open
+/// mesh refused) has its outcome by the first fixed step, and the body is in the simulation then;
+/// two apps spawning the same bodies give the same states (no dependence on the task pool).
+#[test]
+fn blocking_collider_preparation_is_ready_by_the_first_step_and_reproducible() {
+    let run = || {
+        let mut app = app(Backend::Cpu, None);
+        app.insert_resource(ColliderPreparation::Blocking);
+        let sphere = app
+            .world_mut()
+            .resource_mut::<Assets<Mesh>>()
+            .add(Sphere::new(0.5).mesh().ico(3).unwrap());
+        let plane = app
+            .world_mut()
+            .resource_mut::<Assets<Mesh>>()
+            .add(Plane3d::default().mesh().size(1.0, 1.0).build());
+        let floor = ground(&mut app);
+        let ball = app
+            .world_mut()
+            .spawn((
+                RigidBody::Dynamic,
+                Mesh3d(sphere),
+                Collider::from_mesh3d(),
+                Transform::from_xyz(0.0, 1.0, 0.0),
+            ))
+            .id();
+        let ring = app
+            .world_mut()
+            .spawn((
+                RigidBody::Dynamic,
+                Collider::solid(interfere_geometry::shapes::torus(0.3, 0.1, 24, 12).unwrap()),
+                Transform::from_xyz(0.8, 0.6, 0.0),
+            ))
+            .id();
+        let open = app
+            .world_mut()
+            .spawn((
+                RigidBody::Dynamic,
+                Collider::mesh(plane),
+                Transform::default(),
+            ))
+            .id();
+        // Up to the first fixed step (the first update may run none).
+        while app.world().resource::<PhysicsStats>().steps() == 0 {
+            app.update();
+        }
+        let w = app.world();
+        assert_eq!(w.resource::<PhysicsStats>().steps(), 1);
+        for e in [floor, ball, ring] {
+            assert!(w.get::<ColliderShape>(e).is_some(), "{e} not ready");
+            assert!(
+                w.resource::<PhysicsWorld>().body(e).is_some(),
+                "{e} not simulated"
+            );
+        }
+        assert!(w.get::<ColliderError>(open).is_some());
+        for _ in 0..60 {
+            app.update();
+        }
+        let w = app.world();
+        [ball, ring].map(|e| {
+            let t = w.get::<Transform>(e).unwrap();
+            (t.translation.to_array(), t.rotation.to_array())
+        })
+    };
+    assert_eq!(run(), run());
+}
+
 #[test]
 fn open_mesh_collider_is_refused_with_a_reason() {
     let mut app = app(Backend::Cpu, None);

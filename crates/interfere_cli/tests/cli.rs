@@ -636,6 +636,48 @@ fn long_commands_report_progress_on_stderr_unless_quiet() {
     assert!(!ok && err.contains("--mesh"), "{err}");
 }
 
+/// `bench coherence`: a bumpy sphere resting on its copy; the coherent query's answers equal the
+/// full traversal's (the command fails otherwise) and at rest it runs a small part of its box
+/// tests.
+#[test]
+fn bench_coherence_checks_answers_and_reports_both_ways() {
+    let dir = temp_dir("bench-coherence");
+    let ball = dir.join("bumpy.obj");
+    let bumpy = shapes::bumpy_sphere(1.0, 0.2, 5.0, 3, 7).unwrap();
+    io::save_mesh(bumpy.mesh(), &ball).unwrap();
+    let (ok, out, err) = interfere(&[
+        "bench",
+        "coherence",
+        "--mesh",
+        ball.to_str().unwrap(),
+        "--steps",
+        "6",
+        "--threads",
+        "2",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let rows = v["rows"].as_array().unwrap();
+    let motions: Vec<&str> = rows.iter().map(|r| r["motion"].as_str().unwrap()).collect();
+    assert_eq!(motions, ["at rest", "sliding", "turning"]);
+    let rest = &rows[0];
+    assert!(
+        rest["crossing_pairs_mean"].as_f64().unwrap() > 0.0,
+        "{rest}"
+    );
+    let (full, front) = (
+        rest["full_box_tests_mean"].as_f64().unwrap(),
+        rest["coherent_box_tests_mean"].as_f64().unwrap(),
+    );
+    assert!(
+        front * 5.0 < full,
+        "at rest: {front} box tests against {full}"
+    );
+    let (ok, _, err) = interfere(&["bench", "coherence", "--steps", "2"]);
+    assert!(!ok && err.contains("--mesh"), "{err}");
+}
+
 /// `simulate --backend gpu-blocking` and `--backend gpu` run the scene with the GPU contact
 /// stages (on lavapipe in CI; skipped loudly without an adapter outside CI) and report GPU answers.
 #[test]

@@ -17,12 +17,14 @@ use crate::brute_force;
 use crate::bvh::balanced::BalancedTree;
 use crate::bvh::bfs::{self, BfsConfig, PairListOverflow};
 use crate::bvh::dfs;
+use crate::bvh::front::{LeafAnswer, TraversalFront, certify_leaf};
 use crate::bvh::obbtree::ObbTree;
 use crate::containment::{self, Containment};
 use crate::mesh::TriMesh;
 use crate::pose::DPose;
 use crate::topology::Solid;
 use crate::tri_tri::triangles_intersect;
+use glam::DVec3;
 use std::sync::OnceLock;
 
 /// The traversal an interference query runs.
@@ -228,6 +230,47 @@ impl MeshQueries {
         Ok(self.complete(other, b_to_a, pairs))
     }
 
+    /// [`MeshQueries::interference`] with every crossing pair, by the OBBTree traversal resumed
+    /// from `front`, the traversal front this pair of meshes left at its last query
+    /// ([`crate::bvh::front`]), on up to `threads` threads for a large front. The answer is the
+    /// same as the full traversal's; the cost follows the relative motion since that query.
+    /// `front` must belong to this pair (in this order).
+    pub fn interference_coherent(
+        &self,
+        other: &MeshQueries,
+        b_to_a: &DPose,
+        front: &mut TraversalFront,
+        threads: usize,
+    ) -> Interference {
+        let leaf = LeafTest::new(self.mesh(), other.mesh(), b_to_a);
+        let pairs =
+            self.obb_tree()
+                .all_pairs_coherent(other.obb_tree(), b_to_a, front, threads, |a, b| {
+                    leaf.certified(a, b)
+                });
+        self.complete(other, b_to_a, pairs)
+    }
+
+    /// [`MeshQueries::interference_coherent`] without changing `front` (a look ahead: the pair at
+    /// another pose near the front's, such as where it will be at the end of the step).
+    pub fn interference_near_front(
+        &self,
+        other: &MeshQueries,
+        b_to_a: &DPose,
+        front: &TraversalFront,
+        threads: usize,
+    ) -> Interference {
+        let leaf = LeafTest::new(self.mesh(), other.mesh(), b_to_a);
+        let (pairs, _) = self.obb_tree().all_pairs_near_front(
+            other.obb_tree(),
+            b_to_a,
+            front,
+            threads,
+            |a, b| leaf.certified(a, b),
+        );
+        self.complete(other, b_to_a, pairs)
+    }
+
     /// Completes a query whose intersecting pairs were found elsewhere (for example by the GPU
     /// traversal with [`MeshQueries::pair_intersects`] at the leaves): when `pairs` is empty and
     /// both meshes are closed, containment decides nesting.
@@ -290,13 +333,25 @@ impl<'a> LeafTest<'a> {
         Self { a, b, b_to_a }
     }
 
+    /// Triangle `ta` of A and `tb` of B in A's frame.
     #[inline]
-    fn test(&self, ta: u32, tb: u32) -> bool {
+    fn corners(&self, ta: u32, tb: u32) -> ([DVec3; 3], [DVec3; 3]) {
         let a = self.a.triangle(ta as usize).map(|v| v.as_dvec3());
         let b = self
             .b
             .triangle(tb as usize)
             .map(|v| self.b_to_a.transform_point(v));
+        (a, b)
+    }
+
+    #[inline]
+    fn test(&self, ta: u32, tb: u32) -> bool {
+        let (a, b) = self.corners(ta, tb);
+        Self::meet(a, b)
+    }
+
+    #[inline]
+    fn meet(a: [DVec3; 3], b: [DVec3; 3]) -> bool {
         // Exact pre-filter on the very values the predicates see: if the two triangles' boxes
         // in A's frame are disjoint, so are the triangles. Cheap, and it rejects most of the
         // leaf pairs whose (differently oriented) tree boxes overlapped.
@@ -307,13 +362,20 @@ impl<'a> LeafTest<'a> {
         }
         triangles_intersect(a, b)
     }
+
+    /// [`LeafTest::test`] with the certificate of how long its answer holds (for the coherent
+    /// traversal, [`crate::bvh::front::certify_leaf`]).
+    fn certified(&self, ta: u32, tb: u32) -> LeafAnswer {
+        let (a, b) = self.corners(ta, tb);
+        certify_leaf(&a, &b, Self::meet(a, b))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::shapes;
-    use glam::{DMat3, DVec3, Vec3};
+    use glam::{DMat3, Vec3};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

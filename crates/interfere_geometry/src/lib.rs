@@ -39,7 +39,7 @@ pub mod volume;
 pub use aabb::Aabb;
 pub use brute_force::{all_pairs_brute, first_hit_brute};
 pub use bvh::obbtree::{ObbNode, ObbNodeKind, ObbTree};
-pub use bvh::{BalancedTree, SatLite};
+pub use bvh::{BalancedTree, FrontStats, SatLite, TraversalFront};
 pub use closest_features::{
     ClosestFeatures, ConstraintPlane, Feature, FeatureColor, HullFeatures, Proximity, WalkStats,
     classify, classify_edges, proximity_brute_force,
@@ -52,7 +52,7 @@ pub use interference::{Interference, InterferenceError, MeshQueries, Method};
 pub use io::{MeshFormat, load_mesh, save_mesh};
 pub use kitamura::{Detection, FacePair, KitamuraConfig, MovingMesh};
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
-pub use obb::{Obb, obb_overlap};
+pub use obb::{Obb, obb_gap, obb_overlap};
 pub use pipeline::{
     LinManochaPipeline, ObjectId, PairDistance, PipelineError, PipelinePair, StepReport,
 };

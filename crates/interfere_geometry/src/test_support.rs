@@ -36,3 +36,22 @@ pub(crate) fn random_unit(rng: &mut ChaCha8Rng) -> DVec3 {
         }
     }
 }
+
+/// Closed test meshes of every kind the hierarchies' tests walk: a sphere, a torus (a hole), a
+/// bumpy sphere (concave), a box and a subdivided box (flat faces, coplanar contacts).
+pub(crate) fn test_solids() -> Vec<crate::mesh::TriMesh> {
+    use crate::shapes;
+    vec![
+        shapes::icosphere(1.0, 2).unwrap().into_mesh(),
+        shapes::torus(1.0, 0.35, 16, 8).unwrap().into_mesh(),
+        shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 7)
+            .unwrap()
+            .into_mesh(),
+        shapes::cuboid(Vec3::new(1.0, 0.5, 0.7))
+            .unwrap()
+            .into_mesh(),
+        shapes::subdivided_cuboid(Vec3::new(0.8, 0.6, 0.4), 3)
+            .unwrap()
+            .into_mesh(),
+    ]
+}

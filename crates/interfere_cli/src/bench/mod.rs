@@ -2,6 +2,7 @@
 //! the peer (parry3d 0.31, in-process) or the naive baseline in the same run.
 
 pub mod build;
+pub mod coherence;
 pub mod faces;
 pub mod gpu_job;
 pub mod parry_peer;
@@ -19,6 +20,9 @@ use clap::Subcommand;
 pub enum BenchCommand {
     /// Zachmann's tumbling protocol: first-hit and all-pairs per distance, vs parry3d.
     Tumble(tumble::TumbleArgs),
+    /// The narrow phase of a resting, sliding and turning pair: the traversal front kept between
+    /// steps against the traversal from the roots, same poses, same answers.
+    Coherence(coherence::CoherenceArgs),
     /// Sweep-and-prune: incremental frame update vs a full re-sort, for many moving boxes.
     Sap(sap::SapArgs),
     /// Kitamura colliding faces on two converging spheres: serial vs static vs dynamic.
@@ -44,6 +48,7 @@ pub fn run(cmd: BenchCommand, quiet: bool) -> Result<(), String> {
         BenchCommand::Build(a) => build::run(a, quiet),
         BenchCommand::Tumble(a) => tumble::run(a, quiet),
         BenchCommand::Sap(a) => sap::run(a),
+        BenchCommand::Coherence(a) => coherence::run(a, quiet),
         BenchCommand::Faces(a) => faces::run(a, quiet),
         BenchCommand::Volume(a) => volume::run(a, quiet),
         BenchCommand::GpuJob(a) => gpu_job::run(a),

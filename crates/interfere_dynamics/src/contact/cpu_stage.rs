@@ -25,7 +25,7 @@ pub struct CpuContacts {
 impl Default for CpuContacts {
     fn default() -> Self {
         Self {
-            narrow: Box::new(CpuNarrowPhase),
+            narrow: Box::new(CpuNarrowPhase::default()),
             volume: Box::new(CpuVolumeStage::default()),
             speculative: true,
         }
@@ -47,7 +47,11 @@ impl ContactStage for CpuContacts {
         let rays = self.volume.contacts(input, pairs, &mut out.pairs);
         // Contacts the step's motion would make (speculative: see `contact::speculative`).
         if self.speculative {
-            crate::contact::speculative::add_speculative_contacts(input, &mut out.pairs);
+            crate::contact::speculative::add_speculative_contacts(
+                input,
+                &mut out.pairs,
+                &*self.narrow,
+            );
         }
         let r = &mut out.report;
         r.narrow = self.narrow.name();

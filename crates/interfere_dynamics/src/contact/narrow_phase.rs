@@ -11,17 +11,43 @@
 //!
 //! Pairs are independent and run on every core ([`crate::parallel`]); the result is in candidate
 //! order whatever the thread count.
+//!
+//! Temporal coherence: when every crossing pair is wanted (the exact volume), each mesh–mesh
+//! candidate keeps its OBBTree traversal front from one step to the next
+//! (`interfere_geometry::bvh::front`: separated node pairs are kept untested while the pair's
+//! accumulated motion stays below their gap), so a resting pair costs a small part of its first
+//! traversal and a moving one what its motion changed. The answer is exactly the full
+//! traversal's. A pair's front is dropped when it stops being a candidate or a body's mesh
+//! changes.
 
 pub use crate::collision::margin::plane_margin;
 use crate::collision::shape::{HalfSpace, MeshShape, Shape};
 use crate::contact::BodyId;
 use crate::contact::stage::{InterferingPair, NarrowPhase, StageInput};
-use crate::parallel::par_map_with;
-use interfere_geometry::Method;
+use crate::parallel::{par_map_mut_with, par_map_with};
+use interfere_geometry::{Method, TraversalFront};
+use std::collections::HashMap;
 
-/// The exact CPU narrow phase (see the module documentation).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CpuNarrowPhase;
+/// The exact CPU narrow phase (see the module documentation), with each mesh–mesh candidate's
+/// traversal front kept between steps.
+#[derive(Clone, Debug, Default)]
+pub struct CpuNarrowPhase {
+    fronts: HashMap<(BodyId, BodyId), PairFront>,
+}
+
+/// A mesh–mesh pair's traversal front, and the ids of the two meshes it belongs to.
+#[derive(Clone, Debug)]
+struct PairFront {
+    meshes: (u64, u64),
+    front: TraversalFront,
+}
+
+impl CpuNarrowPhase {
+    /// The number of pairs with a kept traversal front.
+    pub fn kept_fronts(&self) -> usize {
+        self.fronts.len()
+    }
+}
 
 impl NarrowPhase for CpuNarrowPhase {
     fn name(&self) -> &'static str {
@@ -29,17 +55,130 @@ impl NarrowPhase for CpuNarrowPhase {
     }
 
     fn interfering(&mut self, input: &StageInput<'_>, out: &mut Vec<InterferingPair>) {
-        let all = input.needs_all_triangle_pairs();
-        out.extend(
-            par_map_with(
-                input.settings.thread_count(),
-                input.candidates,
-                |&(a, b)| exact_pair(input, a, b, all),
-            )
-            .into_iter()
-            .flatten(),
+        let threads = input.settings.thread_count();
+        if !input.needs_all_triangle_pairs() {
+            // The first crossing pair is wanted: the traversal stops there, no front to keep.
+            self.fronts.clear();
+            out.extend(
+                par_map_with(threads, input.candidates, |&(a, b)| {
+                    exact_pair(input, a, b, false)
+                })
+                .into_iter()
+                .flatten(),
+            );
+            return;
+        }
+        // Each candidate takes its front out of the map; fronts of pairs that are no longer
+        // candidates are dropped. Heavy pairs (by their last query's work) run one after the
+        // other with every thread each, the others side by side on one thread each.
+        let mut light = Vec::new();
+        let mut heavy = Vec::new();
+        for (k, &pair) in input.candidates.iter().enumerate() {
+            let front = self.fronts.remove(&pair);
+            let work = front.as_ref().map_or(0, |f| {
+                let s = f.front.stats();
+                s.box_tests + s.leaf_tests
+            });
+            if work > HEAVY {
+                heavy.push((k, pair, front));
+            } else {
+                light.push((k, pair, front));
+            }
+        }
+        self.fronts.clear();
+        let mut found: Vec<Option<InterferingPair>> = vec![None; input.candidates.len()];
+        let light_found = par_map_mut_with(threads, &mut light, |(_, (a, b), front)| {
+            coherent_pair(input, *a, *b, front, 1)
+        });
+        for ((k, _, _), f) in light.iter().zip(light_found) {
+            found[*k] = f;
+        }
+        for (k, (a, b), front) in &mut heavy {
+            found[*k] = coherent_pair(input, *a, *b, front, threads);
+        }
+        self.fronts.extend(
+            light
+                .into_iter()
+                .chain(heavy)
+                .filter_map(|(_, pair, f)| Some((pair, f?))),
         );
+        out.extend(found.into_iter().flatten());
     }
+
+    fn front(&self, a: BodyId, b: BodyId, meshes: (u64, u64)) -> Option<&TraversalFront> {
+        self.fronts
+            .get(&(a, b))
+            .filter(|f| f.meshes == meshes)
+            .map(|f| &f.front)
+    }
+}
+
+/// A pair whose last query ran more box and triangle tests than this is resumed on every
+/// thread (a nut on its bolt: about 400,000); lighter pairs share the threads.
+const HEAVY: usize = 50_000;
+
+/// [`exact_pair`] with every crossing pair, a mesh–mesh pair resuming its traversal `front`
+/// (made, or replaced when its meshes changed; left `None` for other pairs) on up to `threads`
+/// threads.
+fn coherent_pair(
+    input: &StageInput<'_>,
+    a: BodyId,
+    b: BodyId,
+    front: &mut Option<PairFront>,
+    threads: usize,
+) -> Option<InterferingPair> {
+    let Some((ma, mb, _, b_to_a)) = input.mesh_pair(a, b) else {
+        *front = None;
+        return exact_pair(input, a, b, true);
+    };
+    let meshes = (ma.id(), mb.id());
+    let kept = front.get_or_insert_with(|| PairFront {
+        meshes,
+        front: TraversalFront::new(),
+    });
+    if kept.meshes != meshes {
+        kept.meshes = meshes;
+        kept.front.clear();
+    }
+    let r = ma
+        .queries()
+        .interference_coherent(mb.queries(), &b_to_a, &mut kept.front, threads);
+    r.intersecting.then(|| InterferingPair {
+        a,
+        b,
+        triangle_pairs: r.pairs,
+        contained: r.contained.is_some(),
+        speculative: false,
+    })
+}
+
+/// [`exact_pair`] at the poses of `input` for a mesh–mesh pair with a traversal `front` kept
+/// at nearby poses: the look ahead of `interfere_geometry::bvh::front` (the same answer), on up
+/// to `threads` threads. Other pairs, or without a front: [`exact_pair`].
+pub(crate) fn exact_pair_near(
+    input: &StageInput<'_>,
+    a: BodyId,
+    b: BodyId,
+    all: bool,
+    front: Option<&TraversalFront>,
+    threads: usize,
+) -> Option<InterferingPair> {
+    let (Some(front), true) = (front, all) else {
+        return exact_pair(input, a, b, all);
+    };
+    let Some((ma, mb, _, b_to_a)) = input.mesh_pair(a, b) else {
+        return exact_pair(input, a, b, all);
+    };
+    let r = ma
+        .queries()
+        .interference_near_front(mb.queries(), &b_to_a, front, threads);
+    r.intersecting.then(|| InterferingPair {
+        a,
+        b,
+        triangle_pairs: r.pairs,
+        contained: r.contained.is_some(),
+        speculative: false,
+    })
 }
 
 /// The exact test of one pair at the bodies' current poses (`all`: every crossing triangle pair,

@@ -35,12 +35,13 @@ use crate::body::Body;
 use crate::collision::broad_phase::is_moving;
 use crate::collision::margin::travel;
 use crate::collision::shape::Shape;
-use crate::contact::narrow_phase::exact_pair;
+use crate::contact::narrow_phase::exact_pair_near;
 use crate::contact::parts::exact::feature_key;
-use crate::contact::stage::{PairContact, StageInput};
+use crate::contact::stage::{NarrowPhase, PairContact, StageInput};
 use crate::contact::volume_stage::pair_contact;
 use crate::contact::{BodyId, VolumeContact};
 use crate::parallel::par_map_with;
+use interfere_geometry::TraversalFront;
 use interfere_geometry::glam::{DQuat, DVec3};
 
 /// Set in the feature key of a speculative part, so that its warm start never mixes with the
@@ -186,6 +187,8 @@ fn predicted_parts(
     input: &StageInput<'_>,
     (a, b): (BodyId, BodyId),
     count: usize,
+    front: Option<&TraversalFront>,
+    threads: usize,
 ) -> Vec<VolumeContact> {
     let now = [&input.bodies[a], &input.bodies[b]];
     // The pair alone, as bodies 0 and 1 (ids and feature keys are mapped back).
@@ -218,7 +221,7 @@ fn predicted_parts(
                 candidates: &[(0, 1)],
                 ..*input
             };
-            if let Some(hit) = exact_pair(&future, 0, 1, all) {
+            if let Some(hit) = exact_pair_near(&future, 0, 1, all, front, threads) {
                 let contact = pair_contact(&future, hit);
                 let alone = moves != &[true, true];
                 return carried_back(&contact, (a, b), now, &then, alone);
@@ -231,7 +234,11 @@ fn predicted_parts(
 /// Adds the speculative parts of the moving mesh–mesh candidate pairs of `input` to `pairs` (the
 /// stage's contacts, sorted by `(a, b)`): to a pair's contact when it interferes now, otherwise
 /// as a new speculative [`PairContact`]. Keeps `pairs` sorted.
-pub fn add_speculative_contacts(input: &StageInput<'_>, pairs: &mut Vec<PairContact>) {
+pub fn add_speculative_contacts(
+    input: &StageInput<'_>,
+    pairs: &mut Vec<PairContact>,
+    narrow: &dyn NarrowPhase,
+) {
     let moving: Vec<((BodyId, BodyId), usize)> = input
         .candidates
         .iter()
@@ -243,8 +250,16 @@ pub fn add_speculative_contacts(input: &StageInput<'_>, pairs: &mut Vec<PairCont
     if moving.is_empty() {
         return;
     }
-    let found = par_map_with(input.settings.thread_count(), &moving, |&(pair, count)| {
-        predicted_parts(input, pair, count)
+    // A mesh–mesh pair looks ahead from the traversal front the narrow phase left it (the same
+    // answer as a traversal from the roots: `interfere_geometry::bvh::front`). When fewer pairs
+    // move than there are threads, each takes its share of them.
+    let threads = input.settings.thread_count();
+    let per_pair = (threads / moving.len()).max(1);
+    let found = par_map_with(threads, &moving, |&((a, b), count)| {
+        let front = input
+            .mesh_pair(a, b)
+            .and_then(|(ma, mb, _, _)| narrow.front(a, b, (ma.id(), mb.id())));
+        predicted_parts(input, (a, b), count, front, per_pair)
     });
     let mut added = false;
     for (&((a, b), _), parts) in moving.iter().zip(found) {

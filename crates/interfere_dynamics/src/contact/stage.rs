@@ -296,6 +296,18 @@ pub trait NarrowPhase: Send + Sync {
     fn name(&self) -> &'static str;
     /// Appends the interfering pairs among `input.candidates`, in candidate order.
     fn interfering(&mut self, input: &StageInput<'_>, out: &mut Vec<InterferingPair>);
+    /// The OBBTree traversal front mesh–mesh pair `(a, b)` (meshes of ids `meshes`) was left
+    /// with by the last [`NarrowPhase::interfering`], for a look ahead at other poses of the pair
+    /// (`interfere_geometry::bvh::front`). `None` by default and when it has none for these
+    /// meshes.
+    fn front(
+        &self,
+        _a: BodyId,
+        _b: BodyId,
+        _meshes: (u64, u64),
+    ) -> Option<&interfere_geometry::TraversalFront> {
+        None
+    }
 }
 
 /// Computes the volume contacts of interfering pairs.

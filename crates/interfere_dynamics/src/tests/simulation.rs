@@ -462,3 +462,81 @@ fn thread_count_does_not_change_the_result() {
 
 /// See [`thread_count_does_not_change_the_result`].
 const GOLDEN_STATE_HASH: u64 = 0x71b2_f835_168e_1eaf;
+
+/// The CPU narrow phase keeps each mesh–mesh pair's traversal front between steps
+/// (`interfere_geometry::bvh::front`); its answers, and the speculative look ahead from those
+/// fronts, must be exactly those of a traversal from the roots (`exact_pair`) at every step of a
+/// scene with landings, rolling and resting on a mesh slab, on one thread and on three.
+#[test]
+fn coherent_narrow_phase_answers_as_the_full_traversal_every_step() {
+    use crate::contact::narrow_phase::exact_pair_near;
+    use interfere_geometry::shapes::torus;
+    for threads in [1, 3] {
+        let mut s = settings();
+        s.contact.threads = threads;
+        let mut sim = Simulation::new(s).unwrap();
+        let slab = mesh(cuboid(Vec3::new(2.0, 2.0, 0.1)));
+        let (b, c) = fixed(&slab, DVec3::new(0.0, 0.0, -0.1));
+        sim.insert(b, c).unwrap();
+        let shapes = [
+            mesh(torus(0.22, 0.08, 24, 12)),
+            mesh(icosphere(0.2, 2)),
+            mesh(cuboid(Vec3::new(0.15, 0.1, 0.12))),
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        for k in 0..9 {
+            let (_, q) = random_pose(&mut rng, 1.0);
+            let at = DVec3::new(
+                (k % 3) as f64 * 0.55 - 0.55,
+                (k / 3) as f64 * 0.55 - 0.55,
+                0.3 + 0.1 * k as f64,
+            );
+            let shape = &shapes[k % 3];
+            let body = Body::dynamic(&shape.mass_at(500.0), at, q).unwrap();
+            sim.insert(body, Some(BodyShape::mesh(shape.clone())))
+                .unwrap();
+        }
+        let mut narrow = CpuNarrowPhase::default();
+        let (mut crossing, mut ahead) = (0, 0);
+        for step in 0..240 {
+            sim.step();
+            let candidates = sim.candidate_pairs().to_vec();
+            let input = sim.stage_input(&candidates);
+            let mut found = Vec::new();
+            narrow.interfering(&input, &mut found);
+            let want: Vec<_> = candidates
+                .iter()
+                .filter_map(|&(a, b)| exact_pair(&input, a, b, true))
+                .collect();
+            assert_eq!(found, want, "threads {threads}, step {step}");
+            crossing += found.iter().map(|p| p.triangle_pairs.len()).sum::<usize>();
+            // The look ahead: each pair a little further along its motion.
+            for &(a, b) in &candidates {
+                let Some((ma, mb, _, _)) = input.mesh_pair(a, b) else {
+                    continue;
+                };
+                let front = narrow.front(a, b, (ma.id(), mb.id()));
+                let mut later = input.bodies.to_vec();
+                for body in &mut later {
+                    body.position += body.linear_velocity * input.dt;
+                }
+                let future = StageInput {
+                    bodies: &later,
+                    ..input
+                };
+                let got = exact_pair_near(&future, a, b, true, front, threads);
+                assert_eq!(
+                    got,
+                    exact_pair(&future, a, b, true),
+                    "look ahead, step {step}"
+                );
+                ahead += usize::from(front.is_some());
+            }
+        }
+        assert!(narrow.kept_fronts() > 0);
+        assert!(
+            crossing > 1000 && ahead > 500,
+            "{crossing} crossing pairs, {ahead} looks ahead"
+        );
+    }
+}

@@ -183,8 +183,8 @@ impl ObbTree {
             if !obb_overlap(&na.obb, &nb.obb, b_to_a) {
                 continue;
             }
-            match (na.kind, nb.kind) {
-                (ObbNodeKind::Leaf { triangle: ta }, ObbNodeKind::Leaf { triangle: tb }) => {
+            match descend(na, nb, ia, ib) {
+                Descent::Leaves(ta, tb) => {
                     if leaf(ta, tb) {
                         out.push((ta, tb));
                         if first_only {
@@ -192,24 +192,39 @@ impl ObbTree {
                         }
                     }
                 }
-                (ObbNodeKind::Internal { left }, ObbNodeKind::Leaf { .. }) => {
-                    stack.push((left + 1, ib));
-                    stack.push((left, ib));
-                }
-                (ObbNodeKind::Leaf { .. }, ObbNodeKind::Internal { left }) => {
-                    stack.push((ia, left + 1));
-                    stack.push((ia, left));
-                }
-                (ObbNodeKind::Internal { left: la }, ObbNodeKind::Internal { left: lb }) => {
-                    let size = |o: &Obb| o.half_extents.length_squared();
-                    if size(&na.obb) >= size(&nb.obb) {
-                        stack.push((la + 1, ib));
-                        stack.push((la, ib));
-                    } else {
-                        stack.push((ia, lb + 1));
-                        stack.push((ia, lb));
-                    }
-                }
+                Descent::Split([first, second]) => stack.extend([second, first]),
+            }
+        }
+    }
+}
+
+/// What lies below a node pair whose boxes overlap.
+pub(crate) enum Descent {
+    /// Both are leaves: their triangles.
+    Leaves(u32, u32),
+    /// The two node pairs to visit, first to last: the children of the larger box (by the
+    /// length of its half extents) against the other node, or of the only internal one.
+    Split([(u32, u32); 2]),
+}
+
+/// How every OBBTree traversal descends from node pair `(ia, ib)` (nodes `na`, `nb`).
+#[inline]
+pub(crate) fn descend(na: &ObbNode, nb: &ObbNode, ia: u32, ib: u32) -> Descent {
+    match (na.kind, nb.kind) {
+        (ObbNodeKind::Leaf { triangle: ta }, ObbNodeKind::Leaf { triangle: tb }) => {
+            Descent::Leaves(ta, tb)
+        }
+        (ObbNodeKind::Internal { left }, ObbNodeKind::Leaf { .. }) => {
+            Descent::Split([(left, ib), (left + 1, ib)])
+        }
+        (ObbNodeKind::Leaf { .. }, ObbNodeKind::Internal { left }) => {
+            Descent::Split([(ia, left), (ia, left + 1)])
+        }
+        (ObbNodeKind::Internal { left: la }, ObbNodeKind::Internal { left: lb }) => {
+            if na.obb.half_extents.length_squared() >= nb.obb.half_extents.length_squared() {
+                Descent::Split([(la, ib), (la + 1, ib)])
+            } else {
+                Descent::Split([(ia, lb), (ia, lb + 1)])
             }
         }
     }
@@ -879,19 +894,7 @@ mod tests {
     }
 
     fn meshes() -> Vec<TriMesh> {
-        vec![
-            shapes::icosphere(1.0, 2).unwrap().into_mesh(),
-            shapes::torus(1.0, 0.35, 16, 8).unwrap().into_mesh(),
-            shapes::bumpy_sphere(1.0, 0.3, 4.0, 2, 7)
-                .unwrap()
-                .into_mesh(),
-            shapes::cuboid(Vec3::new(1.0, 0.5, 0.7))
-                .unwrap()
-                .into_mesh(),
-            shapes::subdivided_cuboid(Vec3::new(0.8, 0.6, 0.4), 3)
-                .unwrap()
-                .into_mesh(),
-        ]
+        crate::test_support::test_solids()
     }
 
     #[test]

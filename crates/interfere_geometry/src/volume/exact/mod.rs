@@ -77,7 +77,7 @@ pub use surface::SurfaceTopology;
 
 use super::VolumeError;
 use crate::bvh::BalancedTree;
-use crate::bvh::obbtree::{ObbNodeKind, ObbTree};
+use crate::bvh::obbtree::{Descent, ObbTree, descend};
 use crate::bvh::sat_lite::SatLite;
 use crate::obb::obb_overlap;
 use crate::pose::DPose;
@@ -597,27 +597,9 @@ fn traverse_obb(a: &ObbTree, b: &ObbTree, b_to_a: &DPose, leaf: &mut impl FnMut(
         if !obb_overlap(&na.obb, &nb.obb, b_to_a) {
             continue;
         }
-        match (na.kind, nb.kind) {
-            (ObbNodeKind::Leaf { triangle: ta }, ObbNodeKind::Leaf { triangle: tb }) => {
-                leaf(ta, tb);
-            }
-            (ObbNodeKind::Internal { left }, ObbNodeKind::Leaf { .. }) => {
-                stack.push((left + 1, ib));
-                stack.push((left, ib));
-            }
-            (ObbNodeKind::Leaf { .. }, ObbNodeKind::Internal { left }) => {
-                stack.push((ia, left + 1));
-                stack.push((ia, left));
-            }
-            (ObbNodeKind::Internal { left: la }, ObbNodeKind::Internal { left: lb }) => {
-                if na.obb.half_extents.length_squared() >= nb.obb.half_extents.length_squared() {
-                    stack.push((la + 1, ib));
-                    stack.push((la, ib));
-                } else {
-                    stack.push((ia, lb + 1));
-                    stack.push((ia, lb));
-                }
-            }
+        match descend(na, nb, ia, ib) {
+            Descent::Leaves(ta, tb) => leaf(ta, tb),
+            Descent::Split([first, second]) => stack.extend([second, first]),
         }
     }
 }
