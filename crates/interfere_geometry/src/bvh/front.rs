@@ -132,7 +132,8 @@ fn reach(tree: &ObbTree) -> f64 {
     (o.center.as_dvec3().abs() + corner).length() * (1.0 + 1e-6)
 }
 
-/// Whether both trees' node indices fit beside an entry's kind bits.
+/// Whether both trees' node indices fit beside an entry's kind bits (below `2³⁰` nodes: half a
+/// billion triangles; larger trees are traversed from the roots every time).
 fn certifiable(a: &ObbTree, b: &ObbTree) -> bool {
     a.nodes().len() <= NODE_MASK as usize && b.nodes().len() <= NODE_MASK as usize
 }
@@ -368,8 +369,6 @@ struct Query<'a, F> {
     /// Accumulated motion at this query (entries whose `limit` exceeds the bound of their kind
     /// are kept untested).
     motion: Motion,
-    /// Whether crossing leaf pairs may be certified (node indices fit beside the kind bits).
-    certify: bool,
     /// Whether to record the replacing entries (`false`: a read-only query).
     record: bool,
 }
@@ -436,12 +435,8 @@ impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {
     fn leaf_entry(&self, ia: u32, ib: u32, answer: LeafAnswer) -> Entry {
         let (kind, margin) = match answer.certificate {
             LeafCertificate::Apart(g) if !answer.meet => (APART, g),
-            LeafCertificate::BEdgeThroughA(m) if answer.meet && self.certify => {
-                (B_EDGE_THROUGH_A, m)
-            }
-            LeafCertificate::AEdgeThroughB(m) if answer.meet && self.certify => {
-                (A_EDGE_THROUGH_B, m)
-            }
+            LeafCertificate::BEdgeThroughA(m) if answer.meet => (B_EDGE_THROUGH_A, m),
+            LeafCertificate::AEdgeThroughB(m) if answer.meet => (A_EDGE_THROUGH_B, m),
             _ => (APART, f64::NEG_INFINITY),
         };
         Entry {
@@ -572,6 +567,11 @@ impl ObbTree {
         threads: usize,
         leaf: impl Fn(u32, u32) -> LeafAnswer + Sync,
     ) -> Vec<(u32, u32)> {
+        if !certifiable(self, other) {
+            // Node indices would reach the entries' kind bits (over 2³⁰ nodes): no front.
+            front.clear();
+            return self.all_pairs(other, b_to_a, |a, b| leaf(a, b).meet);
+        }
         let (na, nb) = (self.nodes().len(), other.nodes().len());
         let previous = match front.at {
             Some((pose, a, b)) if a == na && b == nb && b_to_a.is_finite() => Some(pose),
@@ -605,7 +605,6 @@ impl ObbTree {
             b_to_a,
             leaf: &leaf,
             motion: front.motion,
-            certify: certifiable(self, other),
             record: true,
         };
         // The new entries go to the buffer the query before last left.
@@ -680,6 +679,14 @@ impl ObbTree {
         threads: usize,
         leaf: impl Fn(u32, u32) -> LeafAnswer + Sync,
     ) -> (Vec<(u32, u32)>, FrontStats) {
+        if !certifiable(self, other) {
+            let pairs = self.all_pairs(other, b_to_a, |a, b| leaf(a, b).meet);
+            let stats = FrontStats {
+                from_roots: true,
+                ..FrontStats::default()
+            };
+            return (pairs, stats);
+        }
         let (na, nb) = (self.nodes().len(), other.nodes().len());
         let at = match front.at {
             Some((pose, a, b)) if a == na && b == nb && b_to_a.is_finite() => Some(pose),
@@ -691,7 +698,6 @@ impl ObbTree {
             b_to_a,
             leaf: &leaf,
             motion: Motion::default(),
-            certify: certifiable(self, other),
             record: false,
         };
         let mut r = match at {
