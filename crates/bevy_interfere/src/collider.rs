@@ -426,6 +426,19 @@ pub(crate) struct ShapeCache {
     keep: Vec<Arc<Solid>>,
 }
 
+impl ShapeCache {
+    /// Prepares `solid` at `scale` under `key`: now (`blocking`, [`ColliderPreparation`]) or
+    /// on the async compute pool.
+    fn start(&mut self, key: ShapeKey, solid: Result<Solid, String>, scale: Vec3, blocking: bool) {
+        if blocking {
+            self.ready.insert(key, prepare(solid, scale));
+        } else {
+            let task = AsyncComputeTaskPool::get().spawn(async move { prepare(solid, scale) });
+            self.running.insert(key, task);
+        }
+    }
+}
+
 /// An entity waiting for its shape.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PendingShape(ShapeKey);
@@ -572,15 +585,7 @@ pub(crate) fn prepare_colliders(
                 let key = ShapeKey::Solid(Arc::as_ptr(s) as usize, scale_bits(scale));
                 if !cache.ready.contains_key(&key) && !cache.running.contains_key(&key) {
                     cache.keep.push(s.clone());
-                    let solid = (**s).clone();
-                    if blocking {
-                        let prepared = prepare(Ok(solid), scale);
-                        cache.ready.insert(key, prepared);
-                    } else {
-                        let task = AsyncComputeTaskPool::get()
-                            .spawn(async move { prepare(Ok(solid), scale) });
-                        cache.running.insert(key, task);
-                    }
+                    cache.start(key, Ok((**s).clone()), scale, blocking);
                 }
                 key
             }
@@ -606,14 +611,7 @@ pub(crate) fn prepare_colliders(
                             Solid::new(m)
                                 .map_err(|e| format!("mesh {handle:?} is not a closed solid: {e}"))
                         });
-                    if blocking {
-                        let prepared = prepare(solid, scale);
-                        cache.ready.insert(key, prepared);
-                    } else {
-                        let task =
-                            AsyncComputeTaskPool::get().spawn(async move { prepare(solid, scale) });
-                        cache.running.insert(key, task);
-                    }
+                    cache.start(key, solid, scale, blocking);
                 }
                 key
             }

@@ -11,6 +11,7 @@
 //! answers must be equal (the run fails otherwise), and the median times are reported with their
 //! ratio. The coherent query's threads are `--threads`; the full traversal has one.
 
+use super::median;
 use clap::Args;
 use interfere_cli::progress::Progress;
 use interfere_geometry::glam::{DMat3, DQuat, DVec3, Vec3};
@@ -59,11 +60,6 @@ struct Report {
     threads: usize,
     clock: &'static str,
     rows: Vec<Row>,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Per step: the full traversal's and the coherent query's times (ms), and the crossing pairs,

@@ -14,6 +14,7 @@
 //! `ReadyJob::finish`; "caller" is the time spent inside `submit` and `poll_ready`, i.e. what
 //! the thread that owns the job pays (the separate calls block their caller throughout).
 
+use super::median;
 use crate::output::{ms, print_json};
 use clap::Args;
 use interfere_geometry::glam::{DVec3, Quat, Vec3};
@@ -169,14 +170,6 @@ fn world_box(solid: &Solid, pose: &DPose) -> Aabb {
         hi = hi.max(p);
     }
     Aabb { min: lo, max: hi }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn mean(v: &[f64]) -> f64 {

@@ -42,6 +42,15 @@ pub enum BenchCommand {
     SmallObstacle(small_obstacle::SmallObstacleArgs),
 }
 
+/// The median of `v` (the upper one of an even count; 0 when empty).
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// Runs a benchmark; `quiet` silences the progress reports on standard error.
 pub fn run(cmd: BenchCommand, quiet: bool) -> Result<(), String> {
     match cmd {

@@ -25,7 +25,7 @@ use crate::collision::shape::{HalfSpace, MeshShape, Shape};
 use crate::contact::BodyId;
 use crate::contact::stage::{InterferingPair, NarrowPhase, StageInput};
 use crate::parallel::{par_map_mut_with, par_map_with};
-use interfere_geometry::{Method, TraversalFront};
+use interfere_geometry::{Interference, Method, TraversalFront};
 use std::collections::HashMap;
 
 /// The exact CPU narrow phase (see the module documentation), with each mesh–mesh candidate's
@@ -143,13 +143,7 @@ fn coherent_pair(
     let r = ma
         .queries()
         .interference_coherent(mb.queries(), &b_to_a, &mut kept.front, threads);
-    r.intersecting.then(|| InterferingPair {
-        a,
-        b,
-        triangle_pairs: r.pairs,
-        contained: r.contained.is_some(),
-        speculative: false,
-    })
+    meshes_interfere(a, b, r)
 }
 
 /// [`exact_pair`] at the poses of `input` for a mesh–mesh pair with a traversal `front` kept
@@ -172,13 +166,7 @@ pub(crate) fn exact_pair_near(
     let r = ma
         .queries()
         .interference_near_front(mb.queries(), &b_to_a, front, threads);
-    r.intersecting.then(|| InterferingPair {
-        a,
-        b,
-        triangle_pairs: r.pairs,
-        contained: r.contained.is_some(),
-        speculative: false,
-    })
+    meshes_interfere(a, b, r)
 }
 
 /// The exact test of one pair at the bodies' current poses (`all`: every crossing triangle pair,
@@ -189,15 +177,6 @@ pub fn exact_pair(
     b: BodyId,
     all: bool,
 ) -> Option<InterferingPair> {
-    let found = |triangle_pairs, contained| {
-        Some(InterferingPair {
-            a,
-            b,
-            triangle_pairs,
-            contained,
-            speculative: false,
-        })
-    };
     let near = |inside: bool| {
         Some(InterferingPair {
             a,
@@ -217,16 +196,23 @@ pub fn exact_pair(
                 .queries()
                 .interference(mb.queries(), &b_to_a, Method::Obb, all)
                 .ok()?;
-            if r.intersecting {
-                found(r.pairs, r.contained.is_some())
-            } else {
-                None
-            }
+            meshes_interfere(a, b, r)
         }
         (Shape::HalfSpace(h), Shape::Mesh(m)) => near(below_plane(input, a, h, b, m)?),
         (Shape::Mesh(m), Shape::HalfSpace(h)) => near(below_plane(input, b, h, a, m)?),
         _ => None,
     }
+}
+
+/// Mesh–mesh pair `(a, b)` as the narrow phase reports it, when query `r` found it interfering.
+fn meshes_interfere(a: BodyId, b: BodyId, r: Interference) -> Option<InterferingPair> {
+    r.intersecting.then(|| InterferingPair {
+        a,
+        b,
+        triangle_pairs: r.pairs,
+        contained: r.contained.is_some(),
+        speculative: false,
+    })
 }
 
 /// Whether mesh body `m` reaches within its margin of half-space body `h` (`None`: not at all),

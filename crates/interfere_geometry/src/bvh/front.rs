@@ -132,6 +132,21 @@ fn reach(tree: &ObbTree) -> f64 {
     (o.center.as_dvec3().abs() + corner).length() * (1.0 + 1e-6)
 }
 
+/// The triangle pair of entry `e` when it is a certified crossing leaf pair (its kind says so),
+/// else `None`.
+fn crossing_pair(a: &ObbTree, b: &ObbTree, e: &Entry) -> Option<(u32, u32)> {
+    if e.b >> KIND_SHIFT == APART {
+        return None;
+    }
+    match (
+        a.nodes()[e.a as usize].kind,
+        b.nodes()[(e.b & NODE_MASK) as usize].kind,
+    ) {
+        (ObbNodeKind::Leaf { triangle: ta }, ObbNodeKind::Leaf { triangle: tb }) => Some((ta, tb)),
+        _ => None,
+    }
+}
+
 /// Whether both trees' node indices fit beside an entry's kind bits (below `2³⁰` nodes: half a
 /// billion triangles; larger trees are traversed from the roots every time).
 fn certifiable(a: &ObbTree, b: &ObbTree) -> bool {
@@ -209,16 +224,6 @@ pub struct LeafAnswer {
     pub meet: bool,
     /// How long the answer holds (see [`LeafCertificate`]).
     pub certificate: LeafCertificate,
-}
-
-impl LeafAnswer {
-    /// An answer to test again at the next query.
-    pub fn uncertified(meet: bool) -> Self {
-        Self {
-            meet,
-            certificate: LeafCertificate::None,
-        }
-    }
 }
 
 /// For how much relative motion a leaf answer stays true.
@@ -383,20 +388,8 @@ impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {
                 if self.record {
                     r.next.push(*e);
                 }
-                if kind != APART {
-                    // A certified crossing leaf pair: still crossing.
-                    let (na, nb) = (
-                        &self.a.nodes()[e.a as usize],
-                        &self.b.nodes()[(e.b & NODE_MASK) as usize],
-                    );
-                    if let (
-                        ObbNodeKind::Leaf { triangle: ta },
-                        ObbNodeKind::Leaf { triangle: tb },
-                    ) = (na.kind, nb.kind)
-                    {
-                        r.pairs.push((ta, tb));
-                    }
-                }
+                // A certified crossing leaf pair: still crossing.
+                r.pairs.extend(crossing_pair(self.a, self.b, e));
                 r.stats.kept += 1;
                 continue;
             }
@@ -631,19 +624,7 @@ impl ObbTree {
                 let kind = (e.b >> KIND_SHIFT) as usize;
                 if e.limit > front.motion.against(kind as u32) + window[kind] {
                     front.cold_min[kind] = front.cold_min[kind].min(e.limit);
-                    if kind as u32 != APART {
-                        let (na, nb) = (
-                            &self.nodes()[e.a as usize],
-                            &other.nodes()[(e.b & NODE_MASK) as usize],
-                        );
-                        if let (
-                            ObbNodeKind::Leaf { triangle: ta },
-                            ObbNodeKind::Leaf { triangle: tb },
-                        ) = (na.kind, nb.kind)
-                        {
-                            front.cold_pairs.push((ta, tb));
-                        }
-                    }
+                    front.cold_pairs.extend(crossing_pair(self, other, &e));
                     front.cold.push(e);
                 } else {
                     hot.push(e);
