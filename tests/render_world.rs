@@ -1,7 +1,8 @@
 //! The GPU backend inside Bevy's render world: a headless app with `DefaultPlugins` (no window,
 //! lavapipe in CI) runs [`Backend::Gpu`] on Bevy's render device, its jobs pumped by a system in
 //! the render world, and gets answers back (GPU volumes, a measured latency) while a box falls
-//! onto a static one and comes to rest. Under CI=true a missing adapter fails the test.
+//! onto a static one and comes to rest. The headless examples with criteria (`playground`,
+//! `machines`) run here too, short. Under CI=true a missing adapter fails the tests.
 
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
@@ -94,32 +95,25 @@ fn gpu_backend_answers_from_the_render_world() {
     assert!(y > 0.15 && y < 0.45, "the box is at y = {y}");
 }
 
-/// `examples/playground.rs` headless: the forces, layers, sensor and spatial-query checks of its
-/// report all hold (the example exits non-zero otherwise). `cargo test` builds the examples
-/// beside the test binaries; this test runs the one it built.
-#[test]
-fn playground_example_meets_its_criteria_headless() {
-    if interfere_gpu::testing::gpu_or_skip("playground_example_meets_its_criteria_headless")
-        .is_none()
-    {
-        return;
-    }
+/// Runs example `name` headless for `frames` frames (the binary `cargo test` built beside the
+/// test binaries) and returns its JSON report, after checking that it exited zero and met its
+/// criteria.
+fn run_example(name: &str, frames: u32) -> serde_json::Value {
     let exe = std::env::current_exe().expect("the test binary's path");
-    // target/<profile>/deps/render_world-… → target/<profile>/examples/playground
+    // target/<profile>/deps/render_world-… → target/<profile>/examples/<name>
     let example = exe
         .parent()
         .and_then(|deps| deps.parent())
-        .map(|profile| profile.join("examples").join("playground"))
+        .map(|profile| profile.join("examples").join(name))
         .expect("the test binary sits in target/<profile>/deps");
     assert!(
         example.exists(),
-        "{} is missing: `cargo test --workspace` builds it (or `cargo build --example playground`)",
+        "{} is missing: `cargo test --workspace` builds it (or `cargo build --example {name}`)",
         example.display()
     );
-    let report =
-        std::env::temp_dir().join(format!("interfere_playground_{}.json", std::process::id()));
+    let report = std::env::temp_dir().join(format!("interfere_{name}_{}.json", std::process::id()));
     let out = std::process::Command::new(&example)
-        .args(["--headless", "--frames", "120", "--report"])
+        .args(["--headless", "--frames", &frames.to_string(), "--report"])
         .arg(&report)
         .output()
         .expect("the example runs");
@@ -127,7 +121,7 @@ fn playground_example_meets_its_criteria_headless() {
     let _ = std::fs::remove_file(&report);
     assert!(
         out.status.success(),
-        "playground exited with {}: {}\n{text}",
+        "{name} exited with {}: {}\n{text}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
             .lines()
@@ -142,6 +136,33 @@ fn playground_example_meets_its_criteria_headless() {
         serde_json::Value::Bool(true),
         "{text}"
     );
+    value
+}
+
+/// `examples/playground.rs` headless: the forces, layers, sensor and spatial-query checks of its
+/// report all hold (the example exits non-zero otherwise).
+#[test]
+fn playground_example_meets_its_criteria_headless() {
+    if interfere_gpu::testing::gpu_or_skip("playground_example_meets_its_criteria_headless")
+        .is_none()
+    {
+        return;
+    }
+    let value = run_example("playground", 120);
     let criteria = value["criteria"].as_object().expect("criteria");
-    assert_eq!(criteria.len(), 5, "{text}");
+    assert_eq!(criteria.len(), 5, "{value}");
+}
+
+/// `examples/machines.rs` headless, short (5 s of its 60): the door, car, crane and joint
+/// criteria hold; the ragdoll's rest is judged only on the documented length (null here).
+#[test]
+fn machines_example_meets_its_criteria_headless() {
+    if interfere_gpu::testing::gpu_or_skip("machines_example_meets_its_criteria_headless").is_none()
+    {
+        return;
+    }
+    let value = run_example("machines", 300);
+    let criteria = value["criteria"].as_object().expect("criteria");
+    let judged = criteria.values().filter(|v| !v.is_null()).count();
+    assert_eq!(judged, 7, "{value}");
 }

@@ -56,6 +56,10 @@ pub struct InterfereGizmos {
     /// At most this many interfering pairs (in pair order) are recast for `ray_samples` and
     /// `sample_density` per frame.
     pub sampled_pairs: usize,
+    /// Joints: each anchor (a cross), the line between the two anchors (their error), the joint
+    /// axis on the first body and, for a revolute joint with a limit, the arc of its range
+    /// (broken joints in grey).
+    pub joints: bool,
 }
 
 impl Default for InterfereGizmos {
@@ -71,6 +75,7 @@ impl Default for InterfereGizmos {
             ray_samples: false,
             sample_density: false,
             sampled_pairs: 8,
+            joints: true,
         }
     }
 }
@@ -93,11 +98,68 @@ impl Plugin for InterfereDebugPlugin {
         }
         app.add_systems(
             PostUpdate,
-            draw_debug
+            (draw_debug, draw_joints)
                 .run_if(gizmos_enabled)
                 .run_if(resource_exists::<PhysicsWorld>)
                 .after(bevy::transform::TransformSystems::Propagate),
         );
+    }
+}
+
+const JOINT: Color = Color::srgb(0.2, 0.8, 1.0);
+const JOINT_AXIS: Color = Color::srgb(1.0, 0.4, 0.9);
+const JOINT_BROKEN: Color = Color::srgb(0.5, 0.5, 0.5);
+
+/// Draws the joints (see [`InterfereGizmos::joints`]).
+fn draw_joints(mut gizmos: Gizmos<InterfereGizmos>, pw: Res<PhysicsWorld>) {
+    if !gizmos.config_ext.joints {
+        return;
+    }
+    let sim = pw.simulation();
+    let size = gizmos.config_ext.normal_length * 0.5;
+    for h in sim.joints().collect::<Vec<_>>() {
+        let (Some(j), Some((a, b)), Some(state)) =
+            (sim.joint(h), sim.joint_bodies(h), sim.joint_state(h))
+        else {
+            continue;
+        };
+        let (Some(ba), Some(bb)) = (sim.body(a), sim.body(b)) else {
+            continue;
+        };
+        let pa = j.frame_a.world_anchor(ba).as_vec3();
+        let pb = j.frame_b.world_anchor(bb).as_vec3();
+        let qa = j.frame_a.world_rotation(ba);
+        let (color, axis_color) = if state.broken {
+            (JOINT_BROKEN, JOINT_BROKEN)
+        } else {
+            (JOINT, JOINT_AXIS)
+        };
+        for p in [pa, pb] {
+            for d in [Vec3::X, Vec3::Y, Vec3::Z] {
+                gizmos.line(p - d * size * 0.3, p + d * size * 0.3, color);
+            }
+        }
+        gizmos.line(pa, pb, color);
+        let axis = (qa * DVec3::X).as_vec3();
+        gizmos.line(pa, pa + axis * size * 2.0, axis_color);
+        if let interfere_dynamics::JointKind::Revolute {
+            limit: Some(limit), ..
+        } = j.kind
+        {
+            // The range's arc in the plane across the hinge, from the first frame's Y axis.
+            let (y, z) = ((qa * DVec3::Y).as_vec3(), (qa * DVec3::Z).as_vec3());
+            let steps = 16;
+            let at = |t: f64| {
+                let angle = (limit.min + (limit.max - limit.min) * t) as f32;
+                pa + (y * angle.cos() + z * angle.sin()) * size * 1.5
+            };
+            for k in 0..steps {
+                let (t0, t1) = (k as f64 / steps as f64, (k + 1) as f64 / steps as f64);
+                gizmos.line(at(t0), at(t1), axis_color);
+            }
+            gizmos.line(pa, at(0.0), axis_color);
+            gizmos.line(pa, at(1.0), axis_color);
+        }
     }
 }
 

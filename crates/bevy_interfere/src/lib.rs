@@ -39,6 +39,7 @@ mod forces;
 #[cfg(feature = "gpu")]
 pub mod gpu_backend;
 pub mod interpolation;
+pub mod joints;
 pub mod layers;
 pub mod mesh_convert;
 pub mod messages;
@@ -73,6 +74,10 @@ pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, VolumeMethod};
 /// A volume error tolerance, absolute or relative ([`AdaptiveSampling::tolerance`]).
 pub use interfere_geometry::Tolerance;
 pub use interpolation::{InterpolationPlugin, InterpolationState, TransformInterpolation};
+pub use joints::{
+    DistanceJoint, FixedJoint, JointBroken, JointComponent, JointEnds, JointForces, JointPlugin,
+    MotorSpec, PrismaticJoint, RevoluteJoint, SphericalJoint,
+};
 pub use layers::{CollisionLayers, LayerMask, Sensor};
 pub use messages::{
     CollisionEnded, CollisionStarted, ContactMessage, ContactPoint, IntersectionVolumeMessage,
@@ -104,7 +109,12 @@ pub mod prelude {
     pub use crate::{
         CollisionLayers, LayerMask, RayHitData, Sensor, SpatialQuery, SpatialQueryFilter,
     };
+    pub use crate::{
+        DistanceJoint, FixedJoint, JointBroken, JointForces, JointPlugin, MotorSpec,
+        PrismaticJoint, RevoluteJoint, SphericalJoint,
+    };
     pub use crate::{InterpolationPlugin, TransformInterpolation};
+    pub use interfere_dynamics::JointCompliance;
     pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, SleepSettings, VolumeMethod};
 }
 
@@ -216,7 +226,7 @@ impl Plugin for PhysicsPlugin {
     }
 }
 
-/// All of Interfere: the core with the CPU backend, the GPU backends (which fall back to the CPU
+/// All of Interfere: the core with the CPU backend, joints, the GPU backends (which fall back to the CPU
 /// with a warning where no suitable GPU exists) and the debug gizmos (drawn only where Bevy's
 /// gizmo plugin is present and [`InterfereGizmos`] is enabled). Parts can be replaced or disabled
 /// with the usual `PluginGroupBuilder` calls.
@@ -227,6 +237,7 @@ impl PluginGroup for InterferePlugins {
     fn build(self) -> PluginGroupBuilder {
         let group = PluginGroupBuilder::start::<Self>()
             .add(PhysicsPlugin::default())
+            .add(JointPlugin)
             .add(InterpolationPlugin);
         #[cfg(feature = "gpu")]
         let group = group.add(GpuBackendPlugin);

@@ -199,6 +199,7 @@ fn panel(
     pw: Res<PhysicsWorld>,
     gizmo_store: Option<ResMut<GizmoConfigStore>>,
     bodies: Query<BodyView<'static>>,
+    joints: Query<(Entity, &crate::JointForces, Option<&Name>)>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     egui::Window::new("Interfere")
@@ -234,6 +235,7 @@ fn panel(
                 ui.checkbox(&mut ext.interfering_triangles, "interfering triangles");
                 ui.checkbox(&mut ext.world_boxes, "world boxes");
                 ui.checkbox(&mut ext.volume_gradients, "volume gradients");
+                ui.checkbox(&mut ext.joints, "joints");
                 ui.horizontal(|ui| {
                     ui.checkbox(&mut ext.ray_samples, "ray samples");
                     ui.checkbox(&mut ext.sample_density, "sampling density");
@@ -332,6 +334,33 @@ fn panel(
                     .map(|o| o.to_string())
                     .collect();
                 ui.label(format!("interferes with: {}", touching.join(", ")));
+            }
+
+            if !joints.is_empty() {
+                ui.separator();
+                ui.heading("Joints");
+                egui::Grid::new("interfere-joints")
+                    .striped(true)
+                    .show(ui, |ui| {
+                        ui.label("joint");
+                        ui.label("force N");
+                        ui.label("torque N·m");
+                        ui.label("motor");
+                        ui.end_row();
+                        for (e, f, n) in joints.iter() {
+                            ui.label(n.map_or_else(|| e.to_string(), |n| format!("{n} ({e})")));
+                            if f.broken {
+                                ui.label("broken");
+                                ui.label("-");
+                                ui.label("-");
+                            } else {
+                                ui.label(format!("{:.2}", f.force.length()));
+                                ui.label(format!("{:.2}", f.torque.length()));
+                                ui.label(format!("{:.2}", f.motor_force));
+                            }
+                            ui.end_row();
+                        }
+                    });
             }
         });
     Ok(())

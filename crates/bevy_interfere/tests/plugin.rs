@@ -1928,3 +1928,105 @@ fn child_mesh_colliders_join_their_body() {
     );
     assert!(pw.body(other).is_some_and(|b| b.position.y < 1.4));
 }
+
+/// Joints as components (issue 30): a pendulum on a `RevoluteJoint` keeps its arm and reports the
+/// force holding it; a new motor set on the component drives it (the joint changes in place);
+/// a `FixedJoint` with a breaking force too small for its load breaks once (`JointBroken`); a
+/// despawned joint entity frees its body; a joint on a despawned body goes with it.
+#[test]
+fn joints_connect_bodies_and_follow_their_components() {
+    let mut app = app(Backend::Cpu, None);
+    let post = app
+        .world_mut()
+        .spawn((
+            RigidBody::Static,
+            Collider::cuboid(Vec3::splat(0.05)),
+            Transform::from_xyz(0.0, 2.0, 0.0),
+        ))
+        .id();
+    let bob = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::sphere(0.1),
+            Transform::from_xyz(1.0, 2.0, 0.0),
+        ))
+        .id();
+    let hinge = app
+        .world_mut()
+        .spawn(
+            RevoluteJoint::new(post, bob)
+                .with_local_anchor_2(Vec3::new(-1.0, 0.0, 0.0))
+                .with_local_axis(Vec3::Z),
+        )
+        .id();
+    let arm = |app: &App| {
+        let p = app.world().get::<Transform>(bob).unwrap().translation;
+        (p - Vec3::new(0.0, 2.0, 0.0)).length()
+    };
+    for _ in 0..64 {
+        app.update();
+        assert!((arm(&app) - 1.0).abs() < 1e-3, "arm {}", arm(&app));
+    }
+    let forces = *app.world().get::<JointForces>(hinge).unwrap();
+    assert!(forces.force.length() > 1.0 && !forces.broken, "{forces:?}");
+    // A motor spinning the pendulum round at 3 rad/s.
+    app.world_mut()
+        .get_mut::<RevoluteJoint>(hinge)
+        .unwrap()
+        .motor = Some(MotorSpec::velocity(3.0, 1000.0));
+    for _ in 0..32 {
+        app.update();
+    }
+    let w = app.world().get::<AngularVelocity>(bob).unwrap().z;
+    assert!((w - 3.0).abs() < 0.05, "motor speed {w}");
+    assert!((arm(&app) - 1.0).abs() < 1e-3);
+    // Without the joint the bob flies off.
+    app.world_mut().entity_mut(hinge).despawn();
+    for _ in 0..32 {
+        app.update();
+    }
+    assert!(
+        arm(&app) > 1.2,
+        "arm {} after the joint was removed",
+        arm(&app)
+    );
+    assert_eq!(
+        app.world()
+            .resource::<PhysicsWorld>()
+            .simulation()
+            .joints()
+            .count(),
+        0
+    );
+
+    // A weak fixed joint breaks under its load, once.
+    let weak = app
+        .world_mut()
+        .spawn(
+            FixedJoint::new(post, bob)
+                .with_local_anchor_2(Vec3::ZERO)
+                .with_break_force(1.0),
+        )
+        .id();
+    let mut cursor = app.world().resource::<Messages<JointBroken>>().get_cursor();
+    let mut broke = Vec::new();
+    for _ in 0..8 {
+        app.update();
+        let messages = app.world().resource::<Messages<JointBroken>>();
+        broke.extend(cursor.read(messages).map(|m| m.0));
+    }
+    assert_eq!(broke, vec![weak]);
+    assert!(app.world().get::<JointForces>(weak).unwrap().broken);
+    // A joint whose body is despawned goes with it.
+    app.world_mut().entity_mut(bob).despawn();
+    app.update();
+    assert_eq!(
+        app.world()
+            .resource::<PhysicsWorld>()
+            .simulation()
+            .joints()
+            .count(),
+        0
+    );
+}

@@ -30,6 +30,7 @@
 pub(crate) mod body;
 pub(crate) mod collision;
 pub(crate) mod contact;
+pub(crate) mod joint;
 pub(crate) mod parallel;
 pub(crate) mod query;
 pub(crate) mod scene;
@@ -67,6 +68,10 @@ pub use contact::{
 #[cfg(test)]
 pub(crate) use contact::analytic::{HalfSpaceSource, HalfSpaceVolumeSource, Plane, SphereSource};
 pub use interfere_geometry::{Compound, CompoundPart, Primitive, PrimitiveError};
+pub use joint::{
+    Joint, JointCompliance, JointError, JointFrame, JointHandle, JointKind, JointLimit, JointMotor,
+    JointState,
+};
 pub use query::{QueryFilter, RayHit};
 pub use scene::{
     AdaptiveSpec, BodySpec, BuiltScene, KindSpec, PrimitiveSpec, Scene, SceneError, ShapeSpec,

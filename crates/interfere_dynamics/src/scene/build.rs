@@ -229,6 +229,9 @@ impl Scene {
             )?);
             names.push(spec.name.clone());
         }
+        for (i, spec) in self.joints.iter().enumerate() {
+            build_joint(&mut simulation, &file, i, spec, &names, &handles)?;
+        }
         Ok(BuiltScene {
             simulation,
             names,
@@ -256,6 +259,64 @@ impl Scene {
         }
         Ok(())
     }
+}
+
+/// Adds joint `i` between its named bodies.
+fn build_joint(
+    simulation: &mut Simulation,
+    file: &Path,
+    i: usize,
+    spec: &JointSpec,
+    names: &[String],
+    handles: &[BodyHandle],
+) -> Result<(), SceneError> {
+    let invalid = |field: &str, reason: String| SceneError::Invalid {
+        file: file.to_path_buf(),
+        field: format!("joints[{i}]{field}"),
+        body: None,
+        reason,
+    };
+    let mut ends = [handles[0]; 2];
+    for (k, name) in spec.bodies.iter().enumerate() {
+        let found = names.iter().position(|n| n == name).ok_or_else(|| {
+            invalid(
+                &format!(".bodies[{k}]"),
+                format!("no body named '{name}' in the scene"),
+            )
+        })?;
+        ends[k] = handles[found];
+    }
+    let anchor = DVec3::from_array(spec.anchor);
+    let axis = DVec3::from_array(spec.axis);
+    if !anchor.is_finite() {
+        return Err(invalid(".anchor", format!("{anchor} is not finite")));
+    }
+    if !(axis.is_finite() && axis.length() > 1e-12) {
+        return Err(invalid(
+            ".axis",
+            format!("{axis} is not a usable direction"),
+        ));
+    }
+    let (a, b) = (
+        simulation.body(ends[0]).expect("inserted"),
+        simulation.body(ends[1]).expect("inserted"),
+    );
+    let mut joint = Joint::at_world(spec.kind, a, b, anchor, axis);
+    if let Some(anchor_b) = spec.anchor_b {
+        let anchor_b = DVec3::from_array(anchor_b);
+        if !anchor_b.is_finite() {
+            return Err(invalid(".anchor_b", format!("{anchor_b} is not finite")));
+        }
+        joint = joint.with_world_anchor_b(b, anchor_b);
+    }
+    joint.compliance = spec.compliance;
+    joint.break_force = spec.break_force;
+    joint.break_torque = spec.break_torque;
+    joint.collide_connected = spec.collide_connected;
+    simulation
+        .insert_joint(ends[0], ends[1], joint)
+        .map_err(|e| invalid("", e.to_string()))?;
+    Ok(())
 }
 
 /// Adds a body, naming the field and body when the simulation refuses its state.

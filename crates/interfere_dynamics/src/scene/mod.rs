@@ -12,6 +12,7 @@ use crate::body::{Body, BodyError, Material};
 use crate::collision::shape::{BodyShape, HalfSpace, MeshShape, Shape};
 use crate::contact::parts::sampled::{AdaptiveSampling, MeshSpacing};
 use crate::contact::stage::{ContactSettings, VolumeMethod};
+use crate::joint::{Joint, JointCompliance, JointKind};
 use crate::simulation::{BodyHandle, Simulation, SimulationSettings};
 use crate::solver::SolverSettings;
 use crate::solver::integrator::{StepSettings, StepSettingsError};

@@ -44,6 +44,9 @@ pub struct Scene {
     pub planes: Vec<PlaneSpec>,
     /// The bodies.
     pub bodies: Vec<BodySpec>,
+    /// Joints between named bodies (default none).
+    #[serde(default)]
+    pub joints: Vec<JointSpec>,
     /// The file the scene was read from (set by [`Scene::load`] and [`Scene::from_json`]; not
     /// part of the JSON): build errors name it.
     #[serde(skip)]
@@ -185,6 +188,43 @@ pub struct BodySpec {
     /// Restitution in [0, 1]; default 0.
     #[serde(default)]
     pub restitution: f64,
+}
+
+/// A joint between two named bodies ([`crate::Joint`]), placed in world coordinates at the
+/// bodies' initial poses: its frames meet at `anchor` with their X axes along `axis`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JointSpec {
+    /// What it locks, with its limits and motor: `"fixed"`, `{"revolute": {"limit": {"min": …,
+    /// "max": …}, "motor": {…}}}`, `{"prismatic": {…}}`, `{"spherical": {"swing_limit": …}}`,
+    /// `{"distance": {"min": …, "max": …}}`.
+    pub kind: JointKind,
+    /// The two bodies' names (`"ground"` names the static ground).
+    pub bodies: [String; 2],
+    /// Where the joint is, world coordinates.
+    pub anchor: [f64; 3],
+    /// The joint axis (hinge, slide, swing cone), world coordinates; default `[1, 0, 0]`.
+    #[serde(default = "x_axis")]
+    pub axis: [f64; 3],
+    /// The second body's anchor when it differs (a distance joint's other end); default `anchor`.
+    #[serde(default)]
+    pub anchor_b: Option<[f64; 3]>,
+    /// Spring–damper rows instead of rigid ones.
+    #[serde(default)]
+    pub compliance: Option<JointCompliance>,
+    /// Breaking force (N).
+    #[serde(default)]
+    pub break_force: Option<f64>,
+    /// Breaking torque (N·m).
+    #[serde(default)]
+    pub break_torque: Option<f64>,
+    /// Whether the two bodies collide with each other (default false).
+    #[serde(default)]
+    pub collide_connected: bool,
+}
+
+fn x_axis() -> [f64; 3] {
+    [1.0, 0.0, 0.0]
 }
 
 fn identity_quat() -> [f64; 4] {

@@ -106,6 +106,65 @@ fn primitive_shapes_in_a_scene_rest_at_their_heights() {
     assert!(e.contains(".shape.primitive.capsule.radius"), "{e}");
 }
 
+/// The shipped machines scene: the door swings into its stop and stays within it, the motorised
+/// car drives off at about its wheels' rolling speed (4 rad/s × 0.3 m), the hook swings on its
+/// rope and the rope never stretches.
+#[test]
+fn joints_in_a_scene_file() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes/machines.json");
+    let mut built = Scene::load(&path).unwrap().build().unwrap();
+    let sim = &mut built.simulation;
+    assert_eq!(sim.joints().count(), 6);
+    let id = |name: &str| built.names.iter().position(|n| n == name).unwrap();
+    let (door, chassis, hook) = (id("door"), id("chassis"), id("hook"));
+    let mut widest = 0.0f64;
+    let mut longest = 0.0f64;
+    for _ in 0..180 {
+        sim.step();
+        let d = sim.bodies()[door].orientation * DVec3::X;
+        widest = widest.max(d.y.atan2(d.x).abs());
+        let rope = sim.bodies()[hook].position - DVec3::new(-3.0, 0.0, 3.0);
+        longest = longest.max(rope.length());
+    }
+    assert!(widest <= 1.2 + 1e-3, "door opened to {widest} rad");
+    assert!(widest > 1.1, "door never reached its stop: {widest} rad");
+    assert!(longest <= 1.0 + 1e-3, "rope stretched to {longest} m");
+    let v = sim.bodies()[chassis].linear_velocity.x;
+    assert!((v / 1.2 - 1.0).abs() < 0.1, "car at {v} m/s");
+}
+
+#[test]
+fn bad_joints_in_a_scene_name_the_field() {
+    let err = |joint: &str| {
+        let text = format!(
+            r#"{{ "bodies": [
+                {{ "name": "a", "kind": "static", "shape": {{ "primitive": {{ "sphere": {{ "radius": 0.1 }} }} }} }},
+                {{ "name": "b", "shape": {{ "primitive": {{ "sphere": {{ "radius": 0.1 }} }} }}, "position": [1, 0, 0] }}
+            ], "joints": [ {joint} ] }}"#
+        );
+        Scene::from_json(&text, Path::new("s.json"))
+            .and_then(|s| s.build().map(|_| ()))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(r#"{ "kind": "fixed", "bodies": ["a", "c"], "anchor": [0, 0, 0] }"#);
+    assert!(
+        e.contains("joints[0].bodies[1]") && e.contains("'c'"),
+        "{e}"
+    );
+    let e = err(
+        r#"{ "kind": { "prismatic": { "limit": { "min": 1, "max": -1 } } }, "bodies": ["a", "b"], "anchor": [0, 0, 0] }"#,
+    );
+    assert!(e.contains("joints[0]") && e.contains("limit"), "{e}");
+    let e =
+        err(r#"{ "kind": "fixed", "bodies": ["a", "b"], "anchor": [0, 0, 0], "axis": [0, 0, 0] }"#);
+    assert!(e.contains("joints[0].axis"), "{e}");
+    let e = err(r#"{ "kind": "hinge", "bodies": ["a", "b"], "anchor": [0, 0, 0] }"#);
+    assert!(e.contains("hinge"), "{e}");
+    let e = err(r#"{ "kind": "fixed", "bodies": ["a", "a"], "anchor": [0, 0, 0] }"#);
+    assert!(e.contains("two different bodies"), "{e}");
+}
+
 #[test]
 fn malformed_scenes_name_the_field() {
     let err = |text: &str| {

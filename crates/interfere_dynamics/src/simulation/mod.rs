@@ -26,6 +26,7 @@
 //! the same inputs give bit-identical states whatever the thread count.
 
 pub(crate) mod forces;
+pub(crate) mod joints;
 
 use crate::body::{Body, BodyKind};
 use crate::collision::broad_phase::{BroadPhase, is_moving};
@@ -221,6 +222,7 @@ impl Simulation {
         self.slots[id].alive = false;
         self.world.replace_body(id, vacant_body());
         self.world.forget_body(id);
+        self.remove_joints_of(id);
         self.speculative.retain(|p| p.a != id && p.b != id);
         self.last_interfering.retain(|p| p.a != id && p.b != id);
         let ended: Vec<_> = self
@@ -555,6 +557,7 @@ impl Simulation {
             self.settings.world.dt,
             &mut self.candidates,
         );
+        self.filter_joined_pairs();
         let broad_ms = ms(start);
 
         // 2. Contact stage.
@@ -907,6 +910,7 @@ impl Simulation {
                 islands.union(p.a, p.b);
             }
         }
+        self.join_islands(&mut islands);
         let mut first_of: BTreeMap<u64, BodyId> = BTreeMap::new();
         for (i, slot) in self.slots.iter().enumerate() {
             if slot.island != 0 && dynamic(i) && bodies[i].sleeping {

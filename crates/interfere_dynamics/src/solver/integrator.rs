@@ -19,6 +19,7 @@
 
 use crate::body::Body;
 use crate::contact::{BodyId, ContactSource, Contacts};
+use crate::solver::joint_rows::JointSlot;
 use crate::solver::{Solver, SolverSettings};
 use interfere_geometry::glam::{DQuat, DVec3};
 use serde::{Deserialize, Serialize};
@@ -86,6 +87,8 @@ pub struct Integrator {
     settings: StepSettings,
     solver: Solver,
     contacts: Contacts,
+    /// Joints by slot (removed ones stay as dead slots until reused).
+    pub(crate) joints: Vec<JointSlot>,
     start_velocities: Vec<(DVec3, DVec3)>,
     time: f64,
     steps: u64,
@@ -100,6 +103,7 @@ impl Integrator {
             settings,
             solver: Solver::new(settings.solver),
             contacts: Contacts::default(),
+            joints: Vec::new(),
             start_velocities: Vec::new(),
             time: 0.0,
             steps: 0,
@@ -232,8 +236,13 @@ impl Integrator {
         }
         self.contacts.clear();
         source.contacts(&self.bodies, &mut self.contacts);
-        self.solver
-            .solve_velocities(&mut self.bodies, &self.contacts, &self.start_velocities, h);
+        self.solver.solve_velocities(
+            &mut self.bodies,
+            &self.contacts,
+            &self.start_velocities,
+            h,
+            &mut self.joints,
+        );
         for b in &mut self.bodies {
             if b.kind == crate::body::BodyKind::Static {
                 continue;
@@ -247,6 +256,7 @@ impl Integrator {
                 b.orientation = (DQuat::from_scaled_axis(w) * b.orientation).normalize();
             }
         }
-        self.solver.stabilize_positions(&mut self.bodies, h);
+        self.solver
+            .stabilize_positions(&mut self.bodies, h, &self.joints);
     }
 }

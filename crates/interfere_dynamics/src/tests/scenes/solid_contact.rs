@@ -469,3 +469,53 @@ fn resting_torus_comes_to_rest() {
         assert!(travel < 1e-4, "torus {seed} travelled {travel} m");
     }
 }
+
+/// A capsule (r = 5 cm, 30 cm long, 2.1 kg) lying on a static box floor (primitive cuboid), given
+/// a small roll (0.3 rad/s), must come to rest. **It does not yet** (issue 28), hence ignored:
+/// over 20 s at 60 Hz with 4 substeps its kinetic energy grows from 0.029 J to 0.09 J and it
+/// wanders 0.86 m (measured 2026-11-28). The capsule–cuboid pair takes the tessellation route
+/// (the exact mesh–mesh volume of the capsule's inscribed tessellation and the box), so this is
+/// the faceted body of issue 28 in its smallest form; on a half-space (closed form, force line
+/// through the axis) it rests. The gain depends on the step: contacts recomputed every substep at
+/// 240 Hz (`substeps` 1) keep the energy at about 5e-4 J without growth, at 60 Hz with one
+/// substep it grows to 0.008 J, and with the step's contacts advanced over 4 substeps by their
+/// gradient (`contact::latent`) to 0.076 J (scene-file runs of the same setup). It is what keeps the `machines` demo's ragdoll
+/// (capsule limbs on a box floor) from coming to rest.
+#[test]
+#[ignore = "issue 28, open: a faceted (tessellated) capsule on a box floor gains energy (see the doc comment)"]
+fn capsule_lying_on_a_box_floor_comes_to_rest() {
+    let mut sim = Simulation::new(SimulationSettings {
+        sleep: SleepSettings::NEVER,
+        ..Default::default()
+    })
+    .unwrap();
+    let floor = Shape::from(Primitive::cuboid(DVec3::new(6.0, 6.0, 0.25)).unwrap());
+    let material = Material::new(0.8, 0.0);
+    let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY)
+        .unwrap()
+        .with_material(material);
+    sim.insert(body, Some(BodyShape::from_shape(floor)))
+        .unwrap();
+    let capsule = Shape::from(Primitive::capsule(0.1, 0.05).unwrap());
+    let start = DVec3::new(0.0, 0.0, 0.06);
+    let body = Body::dynamic(&capsule.mass_at(1000.0).unwrap(), start, DQuat::IDENTITY)
+        .unwrap()
+        .with_material(material)
+        .with_velocity(DVec3::ZERO, DVec3::new(0.3, 0.0, 0.0));
+    let h = sim
+        .insert(body, Some(BodyShape::from_shape(capsule)))
+        .unwrap();
+    let mut late_energy = 0.0f64;
+    for step in 0..1200 {
+        sim.step();
+        if step >= 600 {
+            late_energy = late_energy.max(sim.kinetic_energy());
+        }
+    }
+    let travel = (sim.body(h).unwrap().position - start).truncate().length();
+    eprintln!(
+        "capsule: kinetic energy up to {late_energy:.3e} J over the last 10 s, travel {travel:.3e} m"
+    );
+    assert!(late_energy < 1e-6, "still moving: {late_energy} J");
+    assert!(travel < 0.01, "wandered {travel} m");
+}
