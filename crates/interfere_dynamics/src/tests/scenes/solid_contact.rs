@@ -471,18 +471,15 @@ fn resting_torus_comes_to_rest() {
 }
 
 /// A capsule (r = 5 cm, 30 cm long, 2.1 kg) lying on a static box floor (primitive cuboid), given
-/// a small roll (0.3 rad/s), must come to rest. **It does not yet** (issue 28), hence ignored:
-/// over 20 s at 60 Hz with 4 substeps its kinetic energy grows from 0.029 J to 0.09 J and it
-/// wanders 0.86 m (measured 2026-11-28). The capsule–cuboid pair takes the tessellation route
-/// (the exact mesh–mesh volume of the capsule's inscribed tessellation and the box), so this is
-/// the faceted body of issue 28 in its smallest form; on a half-space (closed form, force line
-/// through the axis) it rests. The gain depends on the step: contacts recomputed every substep at
-/// 240 Hz (`substeps` 1) keep the energy at about 5e-4 J without growth, at 60 Hz with one
-/// substep it grows to 0.008 J, and with the step's contacts advanced over 4 substeps by their
-/// gradient (`contact::latent`) to 0.076 J (scene-file runs of the same setup). It is what keeps the `machines` demo's ragdoll
-/// (capsule limbs on a box floor) from coming to rest.
+/// a small roll end over end (0.3 rad/s), comes to rest: kinetic energy below 1e-6 J over the
+/// last 10 s of 20 and less than 1 cm of travel (issue 28). The capsule–cuboid pair takes the
+/// tessellation route (the exact mesh–mesh volume of the capsule's inscribed tessellation and
+/// the box). Until 2026-11-28 its contact was one central part whose torque came from the
+/// tessellation's facets: the capsule spun itself up (0.029 → 0.09 J over 20 s) and wandered
+/// 0.86 m; at rest it started moving by itself. Now the pair gets four parts with lever arms,
+/// their forces on the capsule's axis (`aim_at_axis` in `contact/primitive_pairs.rs`), as the
+/// closed form against a half-space has them: measured 1.6e-11 J, 0.13 mm.
 #[test]
-#[ignore = "issue 28, open: a faceted (tessellated) capsule on a box floor gains energy (see the doc comment)"]
 fn capsule_lying_on_a_box_floor_comes_to_rest() {
     let mut sim = Simulation::new(SimulationSettings {
         sleep: SleepSettings::NEVER,
