@@ -1,7 +1,7 @@
 //! Machines on joints (issue 30): a door on a hinge swung into its stop, a car on four
 //! motorised hinges driving over a mesh bump, a crane lifting a threaded nut on a rope (a
-//! distance joint), and an 11-body ragdoll (spherical and revolute joints with limits) tumbling
-//! down a staircase. Joints are solved with the contacts in the same solver; each group of bodies
+//! distance joint), an 11-body ragdoll (spherical and revolute joints with limits) tumbling
+//! down a staircase, and a contact hook that makes a conveyor belt and a one-way platform. Joints are solved with the contacts in the same solver; each group of bodies
 //! joined by joints is solved exactly (see docs/algorithms.md, "Joints").
 //!
 //! ```text
@@ -11,7 +11,9 @@
 //!
 //! The report's criteria: the door stays within its limit (1e-3 rad) and reaches its stop; the
 //! car crosses the bump and stops upright (its motors brake from 6 s); the nut leaves the ground and the rope never stretches beyond
-//! its length (1 mm); every joint's anchors stay within 1 mm; from 10 s on no ragdoll part
+//! its length (1 mm); every joint's anchors stay within 1 mm; the belt carries its crate 1 m by
+//! 4 s; the ball thrown up through the one-way platform rests on top of it (within 1 cm, from
+//! 5 s); from 10 s on no ragdoll part
 //! overlaps the stairs, the ground or another part by more than 1 cm (volume over gradient; a
 //! run shorter than 10 s reports this one as null); from 45 s on every ragdoll part asleep
 //! (null on runs shorter than 46 s). Documented length 60 s (3,600 frames). The
@@ -50,6 +52,14 @@ struct NutBody;
 struct RagdollPart;
 #[derive(Component)]
 struct WheelHinge;
+#[derive(Component)]
+struct Carried;
+#[derive(Component)]
+struct Jumper;
+
+const BELT_SPEED: f64 = 0.5;
+const PLATFORM_TOP: f32 = 1.55;
+const JUMPER_R: f32 = 0.1;
 
 /// What the watch system records over the run.
 #[derive(Resource, Default)]
@@ -60,6 +70,10 @@ struct Watch {
     deepest_ragdoll: f32,
     /// From [`SETTLED_S`] on.
     fastest_ragdoll_late: f32,
+    /// The crate's x when the run reaches 4 s.
+    crate_x_at_4_s: Option<f32>,
+    /// The ball's highest y.
+    jumper_highest: f32,
     /// Some part awake at some time from [`SETTLED_S`] on.
     awake_ragdoll_late: bool,
     nan: bool,
@@ -123,6 +137,7 @@ fn setup(
     mut commands: Commands,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut pw: ResMut<PhysicsWorld>,
 ) {
     let grey = materials.add(Color::srgb(0.5, 0.52, 0.55));
     let wood = materials.add(Color::srgb(0.65, 0.45, 0.25));
@@ -269,6 +284,64 @@ fn setup(
             .with_local_anchor_2(Vec3::new(0.0, 0.0, 0.12))
             .with_limits(0.0, ROPE),
     ));
+
+    // A conveyor belt (a static mesh slab whose surface a contact hook moves at 0.5 m/s along
+    // +x) carrying a crate, and a one-way platform a ball is thrown up through.
+    let belt = support::spawn_static_cuboid(
+        &mut commands,
+        &mut meshes,
+        "conveyor belt",
+        Vec3::new(2.0, 0.05, 0.5),
+        dark.clone(),
+        Some(0.8),
+        Transform::from_xyz(5.0, 0.05, -3.0),
+    );
+    commands.spawn((
+        Name::new("crate"),
+        Carried,
+        RigidBody::Dynamic,
+        Density(300.0),
+        Collider::cuboid_mesh(Vec3::splat(0.15)),
+        Mesh3d(meshes.add(Cuboid::from_size(Vec3::splat(0.3)))),
+        MeshMaterial3d(wood.clone()),
+        Transform::from_xyz(3.5, 0.251, -3.0),
+    ));
+    let platform = support::spawn_static_cuboid(
+        &mut commands,
+        &mut meshes,
+        "one-way platform",
+        Vec3::new(0.5, 0.05, 0.5),
+        grey.clone(),
+        None,
+        Transform::from_xyz(3.0, PLATFORM_TOP - 0.05, 3.0),
+    );
+    commands.spawn((
+        Name::new("jumper"),
+        Jumper,
+        RigidBody::Dynamic,
+        Collider::sphere(JUMPER_R),
+        Mesh3d(meshes.add(Sphere::new(JUMPER_R))),
+        MeshMaterial3d(red.clone()),
+        Transform::from_xyz(3.0, 0.3, 3.0),
+        LinearVelocity(Vec3::new(0.0, 6.0, 0.0)),
+    ));
+    pw.set_contact_hook(Some(Box::new(move |pair: &mut HookedPair<'_>| {
+        let is = |k: usize, e: Entity| Entity::from_bits(pair.user[k]) == e;
+        let belt_side = (0..2).find(|&k| is(k, belt));
+        if let Some(k) = belt_side {
+            // b's surface relative to a's: +belt speed when the belt is a.
+            let v = bevy::math::DVec3::new(BELT_SPEED, 0.0, 0.0);
+            pair.surface_velocity = if k == 0 { v } else { -v };
+        }
+        if let Some(k) = (0..2).find(|&k| is(k, platform)) {
+            // Passable from below: only a body above the top and not rising lands on it.
+            let other = if k == 0 { pair.body_b } else { pair.body_a };
+            let top = f64::from(PLATFORM_TOP);
+            return other.position.y - 0.5 * f64::from(JUMPER_R) >= top
+                && other.linear_velocity.y <= 0.0;
+        }
+        true
+    })));
 
     // The staircase and the ragdoll at its top.
     for k in 0..5 {
@@ -478,9 +551,12 @@ fn drive(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn watch(
     pw: Res<PhysicsWorld>,
     mut w: ResMut<Watch>,
+    carried: Query<&Transform, With<Carried>>,
+    jumpers: Query<&Transform, With<Jumper>>,
     doors: Query<&Transform, With<Door>>,
     hooks: Query<&Transform, With<Hook>>,
     nuts: Query<&Transform, With<NutBody>>,
@@ -495,6 +571,16 @@ fn watch(
         let top = n.transform_point(Vec3::new(0.0, 0.0, 0.12));
         w.longest_rope = w.longest_rope.max((h.translation - top).length());
         w.nan |= !n.translation.is_finite();
+    }
+    if let Ok(t) = carried.single()
+        && w.crate_x_at_4_s.is_none()
+        && pw.time() >= 4.0
+    {
+        w.crate_x_at_4_s = Some(t.translation.x);
+    }
+    if let Ok(t) = jumpers.single() {
+        w.jumper_highest = w.jumper_highest.max(t.translation.y);
+        w.nan |= !t.translation.is_finite();
     }
     let late = pw.time() >= 10.0;
     for (_, t, v, asleep) in &parts {
@@ -562,6 +648,11 @@ fn main() {
             .single(world)
             .map(|t| t.translation.y)
             .unwrap_or(0.0);
+        let jumper_y = world
+            .query_filtered::<&Transform, With<Jumper>>()
+            .single(world)
+            .map(|t| t.translation.y)
+            .unwrap_or(0.0);
         let w = world.resource::<Watch>();
         let tilt = (chassis.rotation * Vec3::Y).angle_between(Vec3::Y);
         let criteria = serde_json::json!({
@@ -571,6 +662,13 @@ fn main() {
             "nut_lifted": nut_y > 0.3,
             "rope_within_length": w.longest_rope <= ROPE + 1e-3,
             "joints_hold": joint_error < 1e-3,
+            // The belt carries the crate at 0.5 m/s: 1 m or more by 4 s (it starts at 3.5 m).
+            "conveyor_carries_the_crate": w.crate_x_at_4_s.map(|x| x >= 4.5),
+            // The ball passes up through the platform and comes to rest on top of it.
+            "one_way_platform": (time >= 5.0).then_some(
+                w.jumper_highest > PLATFORM_TOP + 0.3
+                    && (jumper_y - (PLATFORM_TOP + JUMPER_R)).abs() < 0.01
+            ),
             "ragdoll_overlap_below_1_cm": (time >= 10.0).then_some(w.deepest_ragdoll < 0.01),
             // Judged on runs that reach it (not the short CI run).
             "ragdoll_asleep_from_45_s": (time >= SETTLED_S + 1.0).then_some(!w.awake_ragdoll_late),
@@ -592,6 +690,9 @@ fn main() {
             "nut_height_m": nut_y,
             "rope_longest_m": w.longest_rope,
             "worst_joint_error_m": joint_error,
+            "crate_x_at_4_s_m": w.crate_x_at_4_s,
+            "jumper_highest_m": w.jumper_highest,
+            "jumper_final_m": jumper_y,
             "ragdoll_deepest_overlap_m": w.deepest_ragdoll,
             "ragdoll_fastest_after_45_s_m_per_s": w.fastest_ragdoll_late,
             "physics_ms": world.resource::<support::StageLog>().timing_report(),

@@ -114,8 +114,8 @@ pub mod prelude {
         PrismaticJoint, RevoluteJoint, SphericalJoint,
     };
     pub use crate::{InterpolationPlugin, TransformInterpolation};
-    pub use interfere_dynamics::JointCompliance;
     pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, SleepSettings, VolumeMethod};
+    pub use interfere_dynamics::{ContactHook, HookedPair, JointCompliance};
 }
 
 /// The stages of a fixed step, in order.

@@ -2030,3 +2030,36 @@ fn joints_connect_bodies_and_follow_their_components() {
         0
     );
 }
+
+/// A contact hook set on the `PhysicsWorld` (issue 30): a static slab entity made a conveyor
+/// belt carries a box resting on it at the belt's speed; the hook finds the belt by entity.
+#[test]
+fn a_contact_hook_makes_a_conveyor_belt() {
+    let mut app = app(Backend::Cpu, None);
+    let belt = ground(&mut app);
+    let crate_ = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid_mesh(Vec3::splat(0.1)),
+            Transform::from_xyz(0.0, 0.1, 0.0),
+        ))
+        .id();
+    app.world_mut()
+        .resource_mut::<PhysicsWorld>()
+        .set_contact_hook(Some(Box::new(move |pair: &mut HookedPair<'_>| {
+            let belt_is = |k: usize| Entity::from_bits(pair.user[k]) == belt;
+            let speed = bevy::math::DVec3::new(0.5, 0.0, 0.0);
+            if belt_is(0) {
+                pair.surface_velocity = speed;
+            } else if belt_is(1) {
+                pair.surface_velocity = -speed;
+            }
+            true
+        })));
+    for _ in 0..64 {
+        app.update();
+    }
+    let v = app.world().get::<LinearVelocity>(crate_).unwrap().0;
+    assert!((v.x - 0.5).abs() < 0.01 && v.z.abs() < 0.01, "box at {v}");
+}

@@ -48,6 +48,7 @@ pub use collision::shape::{
 };
 pub use contact::cpu_stage::CpuContacts;
 pub use contact::narrow_phase::{CpuNarrowPhase, exact_pair};
+pub use contact::overrides::PairOverride;
 pub use contact::parts::sampled::{
     AdaptiveSample, AdaptiveSampling, MeshSpacing, MeshVolumePart, overlap_box_volume,
     split_adaptive_volume, split_mesh_volume,
@@ -76,6 +77,7 @@ pub use query::{QueryFilter, RayHit};
 pub use scene::{
     AdaptiveSpec, BodySpec, BuiltScene, KindSpec, PrimitiveSpec, Scene, SceneError, ShapeSpec,
 };
+pub use simulation::hooks::{ContactHook, HookedPair};
 pub use simulation::{BodyHandle, CollisionEvent, Simulation, SimulationError, SimulationSettings};
 pub use solver::integrator::{StepSettings, StepSettingsError};
 pub use solver::sleeping::SleepSettings;

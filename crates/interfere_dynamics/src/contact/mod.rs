@@ -24,6 +24,7 @@ pub(crate) mod analytic;
 pub(crate) mod cpu_stage;
 pub(crate) mod latent;
 pub(crate) mod narrow_phase;
+pub(crate) mod overrides;
 pub(crate) mod parts;
 pub(crate) mod primitive_pairs;
 pub(crate) mod speculative;
@@ -91,6 +92,9 @@ pub struct Contacts {
     pub points: Vec<PointContact>,
     /// Volume contacts.
     pub volumes: Vec<VolumeContact>,
+    /// Per-pair changes from a contact hook, sorted by pair ([`crate::ContactHook`]).
+    #[serde(default)]
+    pub overrides: Vec<overrides::PairOverride>,
 }
 
 impl Contacts {
@@ -98,6 +102,7 @@ impl Contacts {
     pub fn clear(&mut self) {
         self.points.clear();
         self.volumes.clear();
+        self.overrides.clear();
     }
 
     /// Total number of contacts.

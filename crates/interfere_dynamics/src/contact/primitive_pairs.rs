@@ -308,10 +308,11 @@ fn hint_of(x: &Piece<'_>, y: &Piece<'_>) -> DVec3 {
 /// The parts of a tessellated pair of a curved primitive (a sphere, capsule or cylinder) and a
 /// flat-faced piece (a cuboid or a mesh): each part's force is put on the line through the
 /// curved piece's centre or axis ([`force_line`]), as the closed forms against a half-space have
-/// it. Two curved pieces keep the tessellation's own torques (one line cannot pass through both
-/// axes in general; forced through one, a ragdoll's limbs touching each other rocked). The tessellation's facets otherwise tilt the part's torque about the
-/// axis: a capsule lying on a box floor, at rest or given a small roll, spun itself up and
-/// wandered (0.029 → 0.09 J over 20 s; `capsule_lying_on_a_box_floor_comes_to_rest`).
+/// it. Otherwise the tessellation's facets tilt the parts' torques about the axis: a capsule
+/// lying on a box floor, at rest or given a small roll, spun itself up and wandered (0.029 →
+/// 0.09 J over 20 s; `capsule_lying_on_a_box_floor_comes_to_rest`). Two curved pieces keep the
+/// tessellation's own torques (one line cannot pass through both axes in general; forced through
+/// one, a ragdoll's limbs touching each other rocked).
 fn aim_at_axis(parts: &mut [VolumeContact], b: &Piece, a: &Piece) {
     let curved = |p: &Piece| match p {
         Piece::Part(_, s, pose) if !matches!(s.primitive(), Primitive::Cuboid { .. }) => {

@@ -26,6 +26,7 @@
 //! the same inputs give bit-identical states whatever the thread count.
 
 pub(crate) mod forces;
+pub(crate) mod hooks;
 pub(crate) mod joints;
 
 use crate::body::{Body, BodyKind};
@@ -137,6 +138,10 @@ pub struct Simulation {
     events: Vec<CollisionEvent>,
     pending_events: Vec<CollisionEvent>,
     stats: StepStats,
+    /// The game's contact hook (see [`crate::ContactHook`]).
+    hook: Option<Box<dyn crate::simulation::hooks::ContactHook>>,
+    /// This step's changes from the hook, sorted by pair.
+    overrides: Vec<crate::contact::overrides::PairOverride>,
 }
 
 impl Simulation {
@@ -160,6 +165,8 @@ impl Simulation {
             events: Vec::new(),
             pending_events: Vec::new(),
             stats: StepStats::default(),
+            hook: None,
+            overrides: Vec::new(),
         })
     }
 
@@ -625,15 +632,19 @@ impl Simulation {
                 .iter()
                 .map(|p| !(sensor(p.a) || sensor(p.b))),
         );
+        self.run_hook();
         self.world.step(&mut (
-            LatentSource {
-                pairs: &self.output.pairs,
-                exerts: &self.exerts,
-            },
-            LatentSource {
-                pairs: &self.speculative,
-                exerts: &self.speculative_exerts,
-            },
+            (
+                LatentSource {
+                    pairs: &self.output.pairs,
+                    exerts: &self.exerts,
+                },
+                LatentSource {
+                    pairs: &self.speculative,
+                    exerts: &self.speculative_exerts,
+                },
+            ),
+            hooks::OverrideSource(&self.overrides),
         ));
         let solver_ms = ms(start);
 

@@ -199,6 +199,8 @@ struct Constraint {
     tangents: [Row; 2],
     /// World directions of the tangent rows (for caching the friction impulse).
     tangent_dirs: [DVec3; 2],
+    /// Target rates of the tangent rows (a hook's surface velocity; 0 otherwise).
+    tangent_targets: [f64; 2],
     /// Scale from λ to the normal force magnitude used in the friction clamp.
     normal_scale: f64,
     target: f64,
@@ -234,6 +236,42 @@ fn bounce_target(base: f64, hits: bool, u0: f64, u_now: f64, threshold: f64, e: 
     } else {
         base
     }
+}
+
+/// The material of the pair `(ia, ib)`: the bodies' combined one with a hook's friction and
+/// restitution, and the velocity b's surface should slide at relative to a's (zero without a
+/// hook).
+fn pair_material(
+    ba: &Body,
+    bb: &Body,
+    ia: usize,
+    ib: usize,
+    overrides: &[crate::contact::overrides::PairOverride],
+) -> (crate::body::Material, DVec3) {
+    let mut m = ba.material.combine(&bb.material);
+    let Some(o) = crate::contact::overrides::find(overrides, ia, ib) else {
+        return (m, DVec3::ZERO);
+    };
+    if let Some(f) = o.friction.filter(|f| f.is_finite() && *f >= 0.0) {
+        m.static_friction = f;
+        m.dynamic_friction = f;
+    }
+    if let Some(r) = o.restitution.filter(|r| r.is_finite()) {
+        m.restitution = r.clamp(0.0, 1.0);
+    }
+    let slide = if o.a == ia {
+        o.surface_velocity
+    } else {
+        -o.surface_velocity
+    };
+    (
+        m,
+        if slide.is_finite() {
+            slide
+        } else {
+            DVec3::ZERO
+        },
+    )
 }
 
 fn tangent_basis(n: DVec3) -> (DVec3, DVec3) {
@@ -311,8 +349,8 @@ impl Solver {
             let (vb0, wb0) = start_velocities[ib];
             let rel0 = vb0 + wb0.cross(rb) - va0 - wa0.cross(ra);
             let u0 = n.dot(rel0);
-            let tangential0 = (rel0 - n * u0).length();
-            let m = ba.material.combine(&bb.material);
+            let (m, slide) = pair_material(ba, bb, ia, ib, &contacts.overrides);
+            let tangential0 = (rel0 - slide - n * n.dot(rel0 - slide)).length();
             let gap = -c.depth;
             let base = if gap > 0.0 { -gap / h } else { 0.0 };
             let hits = gap <= 0.0 || -u_now * h >= gap;
@@ -332,6 +370,7 @@ impl Solver {
                 normal,
                 tangents,
                 tangent_dirs: [t1, t2],
+                tangent_targets: [t1.dot(slide), t2.dot(slide)],
                 normal_scale: 1.0,
                 target,
                 mu,
@@ -373,8 +412,9 @@ impl Solver {
             let (va0, wa0) = start_velocities[ia];
             let (vb0, wb0) = start_velocities[ib];
             let rel0 = vb0 + wb0.cross(rb) - va0 - wa0.cross(ra);
+            let (m, slide) = pair_material(ba, bb, ia, ib, &contacts.overrides);
+            let rel0 = rel0 - slide;
             let tangential0 = (rel0 - n * n.dot(rel0)).length();
-            let m = ba.material.combine(&bb.material);
             let mu = m.friction_at(tangential0, s.static_friction_threshold);
             // The row's rate is `−dV/dt` (separation positive); over `|∂V/∂x|` it is the
             // approach speed along the gradient. Before this step's external forces (`u0`) and
@@ -400,6 +440,7 @@ impl Solver {
                 normal,
                 tangents,
                 tangent_dirs: [t1, t2],
+                tangent_targets: [t1.dot(slide), t2.dot(slide)],
                 normal_scale: glen,
                 // A speculative contact (V < 0: the bodies have not met yet, or have separated
                 // since the contact was found) lets the volume grow back to zero within the
@@ -460,7 +501,7 @@ impl Solver {
                 for k in 0..2 {
                     let row = &c.tangents[k];
                     let u = row.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
-                    new[k] = old[k] - u * row.k_inv;
+                    new[k] = old[k] - (u - c.tangent_targets[k]) * row.k_inv;
                 }
                 let len = (new[0] * new[0] + new[1] * new[1]).sqrt();
                 if len > limit {
@@ -606,8 +647,8 @@ mod tests {
         ] {
             let mut bodies = vec![ground.clone(), body.clone()];
             let contacts = Contacts {
-                points: Vec::new(),
                 volumes: vec![contact(linear, 1)],
+                ..Default::default()
             };
             let start = vec![(DVec3::ZERO, DVec3::ZERO); 2];
             let mut solver = Solver::new(SolverSettings::default());

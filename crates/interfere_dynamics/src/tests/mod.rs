@@ -3,6 +3,7 @@
 //! primitive and compound pairs, queries.
 
 mod forces;
+mod hooks;
 mod joints;
 mod mesh_compound;
 mod primitive_pairs;

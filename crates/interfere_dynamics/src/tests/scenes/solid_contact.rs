@@ -516,3 +516,39 @@ fn capsule_lying_on_a_box_floor_comes_to_rest() {
     assert!(late_energy < 1e-6, "still moving: {late_energy} J");
     assert!(travel < 0.01, "wandered {travel} m");
 }
+
+/// A 20 cm cube (primitive cuboid, 4 kg) resting on a primitive box floor must stay at rest.
+/// **It does not yet** (issue 28), hence ignored: it rests for about 2.5 s, then starts
+/// rattling by itself (kinetic energy up to 0.2 J, angular velocity 1–2 rad/s) and wanders
+/// 16 cm in 10 s (measured 2026-11-28). The same cube on a mesh floor
+/// stays still (0 J), so the fault is in the closed-form cuboid–cuboid contact (`closed_form` in
+/// `contact/primitive_pairs.rs`), not in the solver. Found while testing contact hooks, whose
+/// tests use mesh floors. Tried: advancing the pair's parts with the box's rotation and keeping
+/// its separated parts as speculative rows, as mesh pairs do (`PairContact::rolling` false for
+/// flat-faced pairs): no better (0.27 J).
+#[test]
+#[ignore = "issue 28, open: a primitive box on a primitive box floor starts rattling (see the doc comment)"]
+fn box_resting_on_a_box_floor_stays_at_rest() {
+    let mut sim = Simulation::new(SimulationSettings {
+        sleep: SleepSettings::NEVER,
+        ..Default::default()
+    })
+    .unwrap();
+    let floor = Shape::from(Primitive::cuboid(DVec3::new(5.0, 1.0, 0.25)).unwrap());
+    let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY).unwrap();
+    sim.insert(body, Some(BodyShape::from_shape(floor)))
+        .unwrap();
+    let cube = Shape::from(Primitive::cuboid(DVec3::splat(0.1)).unwrap());
+    let start = DVec3::new(0.0, 0.0, 0.1);
+    let body = Body::dynamic(&cube.mass_at(500.0).unwrap(), start, DQuat::IDENTITY).unwrap();
+    let h = sim.insert(body, Some(BodyShape::from_shape(cube))).unwrap();
+    let mut energy = 0.0f64;
+    for _ in 0..600 {
+        sim.step();
+        energy = energy.max(sim.kinetic_energy());
+    }
+    let travel = (sim.body(h).unwrap().position - start).length();
+    eprintln!("box on a box: kinetic energy up to {energy:.3e} J, travel {travel:.3e} m");
+    assert!(energy < 1e-6, "moving: {energy} J");
+    assert!(travel < 1e-3, "wandered {travel} m");
+}
