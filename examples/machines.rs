@@ -229,7 +229,7 @@ fn setup(
                 .with_local_anchor_1(a1)
                 .with_local_anchor_2(a2)
                 .with_local_axis(axis)
-                .with_motor(MotorSpec::velocity(-4.0, 300.0)),
+                .with_motor(JointMotor::velocity(-4.0, 300.0)),
         ));
     }
     let bump = interfere_geometry::shapes::icosphere(3.0, 4).expect("a valid sphere");
@@ -326,16 +326,14 @@ fn setup(
         LinearVelocity(Vec3::new(0.0, 6.0, 0.0)),
     ));
     pw.set_contact_hook(Some(Box::new(move |pair: &mut HookedPair<'_>| {
-        let is = |k: usize, e: Entity| Entity::from_bits(pair.user[k]) == e;
-        let belt_side = (0..2).find(|&k| is(k, belt));
-        if let Some(k) = belt_side {
-            // b's surface relative to a's: +belt speed when the belt is a.
-            let v = bevy::math::DVec3::new(BELT_SPEED, 0.0, 0.0);
-            pair.surface_velocity = if k == 0 { v } else { -v };
+        if let Some(h) = pair.with_user(belt.to_bits()) {
+            pair.set_surface_velocity(h, bevy::math::DVec3::new(BELT_SPEED, 0.0, 0.0));
         }
-        if let Some(k) = (0..2).find(|&k| is(k, platform)) {
+        if let Some((_, other)) = pair
+            .with_user(platform.to_bits())
+            .and_then(|h| pair.other(h))
+        {
             // Passable from below: only a body above the top and not rising lands on it.
-            let other = if k == 0 { pair.body_b } else { pair.body_a };
             let top = f64::from(PLATFORM_TOP);
             return other.position.y - 0.5 * f64::from(JUMPER_R) >= top
                 && other.linear_velocity.y <= 0.0;
@@ -545,7 +543,7 @@ fn drive(
             if let Some(m) = h.motor
                 && m.target_velocity != 0.0
             {
-                h.motor = Some(MotorSpec::velocity(0.0, m.max_force));
+                h.motor = Some(JointMotor::velocity(0.0, m.max_force));
             }
         }
     }

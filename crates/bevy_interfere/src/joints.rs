@@ -73,7 +73,7 @@ pub trait JointComponent: Component {
 }
 
 macro_rules! joint_component {
-    ($name:ident, $doc:literal { $($field:ident : $ty:ty = $default:expr, #[doc = $fdoc:literal])* } => |$s:ident| $kind:expr) => {
+    ($name:ident, $doc:literal { $($(#[$fattr:meta])* $field:ident : $ty:ty = $default:expr, #[doc = $fdoc:literal])* } => |$s:ident| $kind:expr) => {
         #[doc = $doc]
         #[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
         #[reflect(Component, Debug, PartialEq)]
@@ -81,7 +81,7 @@ macro_rules! joint_component {
         pub struct $name {
             /// The bodies, anchors and options.
             pub ends: JointEnds,
-            $(#[doc = $fdoc] pub $field: $ty,)*
+            $($(#[$fattr])* #[doc = $fdoc] pub $field: $ty,)*
         }
 
         impl $name {
@@ -156,13 +156,13 @@ joint_component!(FixedJoint, "Locks every relative degree of freedom of two bodi
 
 joint_component!(RevoluteJoint, "A hinge about the joint axis." {
     angle_limit: Option<Vec2> = None, #[doc = "The hinge angle's range `(min, max)` in radians, within `[-π, π]`."]
-    motor: Option<MotorSpec> = None, #[doc = "A motor on the hinge angle."]
-} => |s| JointKind::Revolute { limit: limit(s.angle_limit), motor: s.motor.map(MotorSpec::motor) });
+    #[reflect(ignore)] motor: Option<JointMotor> = None, #[doc = "A motor on the hinge angle."]
+} => |s| JointKind::Revolute { limit: limit(s.angle_limit), motor: s.motor });
 
 joint_component!(PrismaticJoint, "A slider along the joint axis." {
     distance_limit: Option<Vec2> = None, #[doc = "The slide's range `(min, max)`."]
-    motor: Option<MotorSpec> = None, #[doc = "A motor on the slide."]
-} => |s| JointKind::Prismatic { limit: limit(s.distance_limit), motor: s.motor.map(MotorSpec::motor) });
+    #[reflect(ignore)] motor: Option<JointMotor> = None, #[doc = "A motor on the slide."]
+} => |s| JointKind::Prismatic { limit: limit(s.distance_limit), motor: s.motor });
 
 joint_component!(SphericalJoint, "A ball joint." {
     swing_limit: Option<f32> = None, #[doc = "The largest angle (radians) between the two bodies' joint axes."]
@@ -181,7 +181,7 @@ impl RevoluteJoint {
     }
 
     /// With a motor.
-    pub fn with_motor(mut self, motor: MotorSpec) -> Self {
+    pub fn with_motor(mut self, motor: JointMotor) -> Self {
         self.motor = Some(motor);
         self
     }
@@ -195,7 +195,7 @@ impl PrismaticJoint {
     }
 
     /// With a motor.
-    pub fn with_motor(mut self, motor: MotorSpec) -> Self {
+    pub fn with_motor(mut self, motor: JointMotor) -> Self {
         self.motor = Some(motor);
         self
     }
@@ -215,56 +215,6 @@ impl DistanceJoint {
         self.min_distance = min;
         self.max_distance = max;
         self
-    }
-}
-
-/// A joint motor ([`JointMotor`] in `f32`): a target rate, optionally a target position with a
-/// spring–damper, and the largest force or torque.
-#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
-pub struct MotorSpec {
-    /// Target rate (rad/s or units/s).
-    pub target_velocity: f32,
-    /// Target position (radians or units), for a position motor.
-    pub target_position: Option<f32>,
-    /// Stiffness towards the target position.
-    pub stiffness: f32,
-    /// Damping of the rate.
-    pub damping: f32,
-    /// The largest force (N) or torque (N·m).
-    pub max_force: f32,
-}
-
-impl MotorSpec {
-    /// Drives the rate to `speed` with at most `max_force`.
-    pub fn velocity(speed: f32, max_force: f32) -> Self {
-        Self {
-            target_velocity: speed,
-            target_position: None,
-            stiffness: 0.0,
-            damping: 0.0,
-            max_force,
-        }
-    }
-
-    /// A spring–damper towards `target`.
-    pub fn position(target: f32, stiffness: f32, damping: f32, max_force: f32) -> Self {
-        Self {
-            target_velocity: 0.0,
-            target_position: Some(target),
-            stiffness,
-            damping,
-            max_force,
-        }
-    }
-
-    fn motor(self) -> JointMotor {
-        JointMotor {
-            target_velocity: self.target_velocity as f64,
-            target_position: self.target_position.map(f64::from),
-            stiffness: self.stiffness as f64,
-            damping: self.damping as f64,
-            max_force: self.max_force as f64,
-        }
     }
 }
 

@@ -76,7 +76,7 @@ pub use interfere_geometry::Tolerance;
 pub use interpolation::{InterpolationPlugin, InterpolationState, TransformInterpolation};
 pub use joints::{
     DistanceJoint, FixedJoint, JointBroken, JointComponent, JointEnds, JointForces, JointPlugin,
-    MotorSpec, PrismaticJoint, RevoluteJoint, SphericalJoint,
+    PrismaticJoint, RevoluteJoint, SphericalJoint,
 };
 pub use layers::{CollisionLayers, LayerMask, Sensor};
 pub use messages::{
@@ -110,12 +110,12 @@ pub mod prelude {
         CollisionLayers, LayerMask, RayHitData, Sensor, SpatialQuery, SpatialQueryFilter,
     };
     pub use crate::{
-        DistanceJoint, FixedJoint, JointBroken, JointForces, JointPlugin, MotorSpec,
-        PrismaticJoint, RevoluteJoint, SphericalJoint,
+        DistanceJoint, FixedJoint, JointBroken, JointForces, JointPlugin, PrismaticJoint,
+        RevoluteJoint, SphericalJoint,
     };
     pub use crate::{InterpolationPlugin, TransformInterpolation};
     pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, SleepSettings, VolumeMethod};
-    pub use interfere_dynamics::{ContactHook, HookedPair, JointCompliance};
+    pub use interfere_dynamics::{ContactHook, HookedPair, JointCompliance, JointMotor};
 }
 
 /// The stages of a fixed step, in order.

@@ -128,8 +128,8 @@ impl PhysicsWorld {
     /// Sets (or with `None` removes) the hook that sees every pair's contact after the contact
     /// stage and before the solver, and may drop it for the step or change its friction,
     /// restitution and surface velocity (one-way platforms, conveyor belts; see
-    /// `interfere_dynamics::ContactHook`). It runs inside the fixed step, on its thread; the
-    /// pair's entities are `Entity::from_bits(pair.user[0])` and `pair.user[1]`.
+    /// `interfere_dynamics::ContactHook`). It runs inside the fixed step, on its thread; an
+    /// entity's body in the pair is `pair.with_user(entity.to_bits())`.
     pub fn set_contact_hook(&mut self, hook: Option<Box<dyn interfere_dynamics::ContactHook>>) {
         self.sim.set_contact_hook(hook);
     }

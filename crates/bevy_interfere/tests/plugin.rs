@@ -1974,7 +1974,7 @@ fn joints_connect_bodies_and_follow_their_components() {
     app.world_mut()
         .get_mut::<RevoluteJoint>(hinge)
         .unwrap()
-        .motor = Some(MotorSpec::velocity(3.0, 1000.0));
+        .motor = Some(JointMotor::velocity(3.0, 1000.0));
     for _ in 0..32 {
         app.update();
     }
@@ -2048,12 +2048,8 @@ fn a_contact_hook_makes_a_conveyor_belt() {
     app.world_mut()
         .resource_mut::<PhysicsWorld>()
         .set_contact_hook(Some(Box::new(move |pair: &mut HookedPair<'_>| {
-            let belt_is = |k: usize| Entity::from_bits(pair.user[k]) == belt;
-            let speed = bevy::math::DVec3::new(0.5, 0.0, 0.0);
-            if belt_is(0) {
-                pair.surface_velocity = speed;
-            } else if belt_is(1) {
-                pair.surface_velocity = -speed;
+            if let Some(h) = pair.with_user(belt.to_bits()) {
+                pair.set_surface_velocity(h, bevy::math::DVec3::new(0.5, 0.0, 0.0));
             }
             true
         })));

@@ -41,7 +41,8 @@ pub struct HookedPair<'a> {
     pub body_a: &'a Body,
     /// The second body's state.
     pub body_b: &'a Body,
-    /// The user data of each body (the plugin keeps the entity's bits there).
+    /// The user data of each body (the plugin keeps the entity's bits there; see
+    /// [`Self::with_user`]).
     pub user: [u64; 2],
     /// The contact: volume, gradient, parts, triangle pairs (gradients with respect to b).
     pub contact: &'a PairContact,
@@ -72,6 +73,17 @@ impl HookedPair<'_> {
             Some((self.b, self.body_b))
         } else if h == self.b {
             Some((self.a, self.body_a))
+        } else {
+            None
+        }
+    }
+
+    /// The pair's body whose user data is `user` (the plugin's `entity.to_bits()`), if either.
+    pub fn with_user(&self, user: u64) -> Option<BodyHandle> {
+        if self.user[0] == user {
+            Some(self.a)
+        } else if self.user[1] == user {
+            Some(self.b)
         } else {
             None
         }
@@ -137,16 +149,13 @@ impl Simulation {
                     || pair.restitution.is_some()
                     || pair.surface_velocity != DVec3::ZERO
                 {
+                    // Stage pairs have `a < b`, the order overrides are kept in.
                     self.overrides.push(PairOverride {
-                        a: p.a.min(p.b),
-                        b: p.a.max(p.b),
+                        a: p.a,
+                        b: p.b,
                         friction: pair.friction,
                         restitution: pair.restitution,
-                        surface_velocity: if p.a <= p.b {
-                            pair.surface_velocity
-                        } else {
-                            -pair.surface_velocity
-                        },
+                        surface_velocity: pair.surface_velocity,
                     });
                 }
             }

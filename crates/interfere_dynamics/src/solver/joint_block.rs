@@ -18,8 +18,9 @@
 //! [`REGULARIZATION`] on the diagonal keeps the factor defined and gives the least-squares
 //! impulse.
 
+use super::SBody;
 use super::joint_rows::JointRow;
-use super::{Row, SBody};
+use super::sleeping::Islands;
 use interfere_geometry::glam::DVec3;
 
 /// Groups with more rows are left to scalar Gauss–Seidel.
@@ -57,14 +58,6 @@ fn moves(b: &SBody) -> bool {
         || b.inv_inertia.z_axis != DVec3::ZERO
 }
 
-fn find(parent: &mut [usize], mut i: usize) -> usize {
-    while parent[i] != i {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    i
-}
-
 /// Finds the groups of the two-sided rows among `rows`, marks them as solved in blocks and
 /// factors each group's system.
 pub(super) fn build_blocks(rows: &mut [JointRow], bodies: &[SBody], blocks: &mut Vec<Block>) {
@@ -78,12 +71,11 @@ pub(super) fn build_blocks(rows: &mut [JointRow], bodies: &[SBody], blocks: &mut
     let one_sided: Vec<usize> = (0..rows.len())
         .filter(|&i| !rows[i].is_two_sided())
         .collect();
-    let mut parent: Vec<usize> = (0..bodies.len()).collect();
+    let mut groups = Islands::new(bodies.len());
     for &i in &two_sided {
         let (a, b) = (rows[i].a, rows[i].b);
         if moves(&bodies[a]) && moves(&bodies[b]) {
-            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-            parent[ra.max(rb)] = ra.min(rb);
+            groups.union(a, b);
         }
     }
     // Group of a row: the root of its moving body (or bodies).
@@ -92,7 +84,7 @@ pub(super) fn build_blocks(rows: &mut [JointRow], bodies: &[SBody], blocks: &mut
         .map(|&i| {
             let (a, b) = (rows[i].a, rows[i].b);
             let body = if moves(&bodies[a]) { a } else { b };
-            (find(&mut parent, body), i)
+            (groups.find(body), i)
         })
         .collect();
     by_root.sort_unstable();
@@ -119,7 +111,7 @@ pub(super) fn build_blocks(rows: &mut [JointRow], bodies: &[SBody], blocks: &mut
                     let (a, b) = (rows[i].a, rows[i].b);
                     [a, b]
                         .into_iter()
-                        .any(|x| moves(&bodies[x]) && find(&mut parent, x) == root)
+                        .any(|x| moves(&bodies[x]) && groups.find(x) == root)
                 })
                 .collect();
             for i in coupled {
@@ -131,26 +123,8 @@ pub(super) fn build_blocks(rows: &mut [JointRow], bodies: &[SBody], blocks: &mut
     }
 }
 
-/// A row between bodies `a` and `b`, as the block coupling sees it.
-#[derive(Clone, Copy)]
-struct RowOn<'a> {
-    a: usize,
-    b: usize,
-    row: &'a Row,
-}
-
-impl<'a> From<&'a JointRow> for RowOn<'a> {
-    fn from(r: &'a JointRow) -> Self {
-        Self {
-            a: r.a,
-            b: r.b,
-            row: &r.row,
-        }
-    }
-}
-
 /// The row's Jacobian on body `x` (linear, angular), zero when the row does not touch it.
-fn jacobian(r: RowOn, x: usize) -> (DVec3, DVec3) {
+fn jacobian(r: &JointRow, x: usize) -> (DVec3, DVec3) {
     if x == r.b {
         (r.row.lin, r.row.ang_b)
     } else if x == r.a {
@@ -161,7 +135,7 @@ fn jacobian(r: RowOn, x: usize) -> (DVec3, DVec3) {
 }
 
 /// `J_i M⁻¹ J_jᵀ`.
-fn coupling(ri: RowOn, rj: RowOn, bodies: &[SBody]) -> f64 {
+fn coupling(ri: &JointRow, rj: &JointRow, bodies: &[SBody]) -> f64 {
     let mut sum = 0.0;
     for x in [ri.a, ri.b] {
         if !(x == rj.a || x == rj.b) || !moves(&bodies[x]) {
@@ -180,7 +154,7 @@ fn factor(members: &[usize], rows: &[JointRow], bodies: &[SBody]) -> Option<Bloc
     for (p, &i) in members.iter().enumerate() {
         let ri = &rows[i];
         for (q, &j) in members.iter().enumerate().take(p + 1) {
-            k[p * n + q] = coupling(ri.into(), (&rows[j]).into(), bodies);
+            k[p * n + q] = coupling(ri, &rows[j], bodies);
         }
         k[p * n + p] *= 1.0 + REGULARIZATION;
         k[p * n + p] += ri.gamma;
@@ -211,44 +185,25 @@ fn factor(members: &[usize], rows: &[JointRow], bodies: &[SBody]) -> Option<Bloc
 }
 
 impl Block {
-    /// Adds one-sided row `i` (see [`Coupled`]).
+    /// Adds one-sided row `i` (see [`Coupled`]): `w = K_BB⁻¹ K_Br` and the inverse of the Schur
+    /// complement `K_rr − K_rB w` (plus the row's `γ`), 0 when the group's rows determine the row
+    /// already.
     fn couple(&mut self, i: usize, rows: &[JointRow], bodies: &[SBody]) {
-        let (w, schur) = self.schur(rows, (&rows[i]).into(), bodies);
-        let eff = if schur > 0.0 {
-            1.0 / (schur + rows[i].gamma)
+        let r = &rows[i];
+        for (p, &j) in self.rows.iter().enumerate() {
+            self.rhs[p] = coupling(&rows[j], r, bodies);
+        }
+        let k_rb = self.rhs.clone();
+        self.solve_in_place();
+        let w = std::mem::replace(&mut self.rhs, vec![0.0; k_rb.len()]);
+        let k_rr = coupling(r, r, bodies);
+        let schur = k_rr - k_rb.iter().zip(&w).map(|(k, w)| k * w).sum::<f64>();
+        let eff = if schur > 1e-9 * k_rr {
+            1.0 / (schur + r.gamma)
         } else {
             0.0
         };
         self.coupled.push(Coupled { row: i, w, eff });
-    }
-
-    /// `w = K_BB⁻¹ K_Br` and the Schur complement `K_rr − K_rB w` of row `r` against the
-    /// group's rows (the complement is 0 when the group's rows determine `r` already).
-    fn schur(&mut self, rows: &[JointRow], r: RowOn, bodies: &[SBody]) -> (Vec<f64>, f64) {
-        for (p, &j) in self.rows.iter().enumerate() {
-            self.rhs[p] = coupling((&rows[j]).into(), r, bodies);
-        }
-        let k_rb = self.rhs.clone();
-        self.solve_in_place();
-        let w = std::mem::take(&mut self.rhs);
-        self.rhs = vec![0.0; w.len()];
-        let k_rr = coupling(r, r, bodies);
-        let schur = k_rr - k_rb.iter().zip(&w).map(|(k, w)| k * w).sum::<f64>();
-        (w, if schur > 1e-9 * k_rr { schur } else { 0.0 })
-    }
-
-    /// Applies `−w d` on the group's rows (the group's answer to `d` on a coupled row).
-    fn follow(
-        &self,
-        w: &[f64],
-        d: f64,
-        rows: &mut [JointRow],
-        bodies: &mut [SBody],
-        position: bool,
-    ) {
-        for (p, &j) in self.rows.iter().enumerate() {
-            rows[j].add(bodies, -w[p] * d, position);
-        }
     }
 
     /// Solves `L Lᵀ x = rhs` in place.
@@ -289,7 +244,10 @@ impl Block {
             let new = (r.lambda - r.residual(bodies, position) * c.eff).clamp(r.lo, r.hi);
             let d = new - r.lambda;
             rows[c.row].add(bodies, d, position);
-            self.follow(&c.w, d, rows, bodies, position);
+            // The group's answer: `−w d` on its rows, which keeps them solved.
+            for (p, &j) in self.rows.iter().enumerate() {
+                rows[j].add(bodies, -c.w[p] * d, position);
+            }
         }
     }
 }

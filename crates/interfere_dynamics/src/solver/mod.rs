@@ -297,6 +297,31 @@ impl Solver {
         self.constraints.len()
     }
 
+    /// Builds the rows of the acting joints between two bodies of which one is dynamic: the
+    /// velocity rows (`position` false) or the projection's (see [`joint_rows::build_rows`]).
+    fn build_joint_rows(&mut self, bodies: &[Body], joints: &[JointSlot], h: f64, position: bool) {
+        self.joint_rows.clear();
+        let nb = bodies.len();
+        for (i, j) in joints.iter().enumerate() {
+            if j.acts()
+                && j.a < nb
+                && j.b < nb
+                && j.a != j.b
+                && (bodies[j.a].is_dynamic() || bodies[j.b].is_dynamic())
+            {
+                joint_rows::build_rows(
+                    j,
+                    i,
+                    bodies,
+                    &self.sbodies,
+                    h,
+                    position,
+                    &mut self.joint_rows,
+                );
+            }
+        }
+    }
+
     /// Velocity phase: builds the constraints for `contacts` (positions as of the start of the
     /// step), warm starts and runs the iterations on the bodies' velocities. `start_velocities`
     /// are the velocities before this step's external forces (for restitution).
@@ -456,12 +481,7 @@ impl Solver {
             });
         }
         // Joints: their rows at the start of the substep (see `joint_rows`).
-        self.joint_rows.clear();
-        for (i, j) in joints.iter().enumerate() {
-            if j.acts() && valid(j.a, j.b) {
-                joint_rows::build_rows(j, i, bodies, &self.sbodies, h, false, &mut self.joint_rows);
-            }
-        }
+        self.build_joint_rows(bodies, joints, h, false);
         if s.warm_start {
             joint_rows::warm_start(&mut self.joint_rows, joints, &mut self.sbodies);
         }
@@ -549,17 +569,7 @@ impl Solver {
         joints: &[JointSlot],
     ) {
         // Joints: their rigid rows and violated limits at the advanced poses.
-        self.joint_rows.clear();
-        let nb = bodies.len();
-        for (i, j) in joints.iter().enumerate() {
-            if j.acts()
-                && j.a < nb
-                && j.b < nb
-                && (bodies[j.a].is_dynamic() || bodies[j.b].is_dynamic())
-            {
-                joint_rows::build_rows(j, i, bodies, &self.sbodies, h, true, &mut self.joint_rows);
-            }
-        }
+        self.build_joint_rows(bodies, joints, h, true);
         if self.constraints.is_empty() && self.joint_rows.is_empty() {
             return;
         }
@@ -581,10 +591,11 @@ impl Solver {
             }
         }
         // Then the joints, on their own: their groups are solved exactly, so the projection ends
-        // with every joint in place. Interleaved with the contacts' sweeps, the two fought: a contact pushed a ragdoll's torso out of the ground, the torso's joint group
-        // pulled it back spreading the move over the limbs, the contact pushed again, and four
-        // sweeps built displacements of 0.15 m and rotations of 2 rad that the linearization
-        // cannot carry (the ragdoll gained 47 J in one step). With the contacts' sweeps last,
+        // with every joint in place. Interleaved with the contacts' sweeps, the two fought: a
+        // contact pushed a ragdoll's torso out of the ground, the torso's joint group pulled it
+        // back spreading the move over the limbs, the contact pushed again, and four sweeps
+        // built displacements of 0.15 m and rotations of 2 rad that the linearization cannot
+        // carry (the ragdoll gained 47 J in one step). With the contacts' sweeps last,
         // the joints were left a little off, the next projection pulled the bodies back into the
         // ground and a leg lying still hopped at 0.1 m/s for as long as it ran. Coupling the
         // contacts to the joint groups (a contact's push moving the whole articulation with its
