@@ -693,6 +693,7 @@ fn main() {
             "jumper_final_m": jumper_y,
             "ragdoll_deepest_overlap_m": w.deepest_ragdoll,
             "ragdoll_fastest_after_45_s_m_per_s": w.fastest_ragdoll_late,
+            "backend": world.resource::<support::StageLog>().backend_report(),
             "physics_ms": world.resource::<support::StageLog>().timing_report(),
             "criteria": criteria,
             "all_criteria_met": all,
