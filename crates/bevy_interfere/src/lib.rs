@@ -32,6 +32,7 @@
 //! points, shapes, boxes). See `docs/user-guide.md` for a walk-through.
 #![deny(missing_docs)]
 
+pub mod character;
 pub mod collider;
 pub mod components;
 pub mod debug_gizmos;
@@ -52,6 +53,7 @@ mod sync;
 pub mod world;
 mod writeback;
 
+pub use character::{Character, CharacterContact, CharacterOutput, CharacterPlugin};
 pub use collider::{Collider, ColliderError, ColliderShape, ColliderSource};
 pub use components::{
     AngularDamping, AngularVelocity, Density, ExternalAngularImpulse, ExternalForce,
@@ -106,6 +108,7 @@ pub mod prelude {
         PhysicsPlugin, PhysicsSettings, PhysicsStats, Restitution, RigidBody, Sleeping,
         SolverSettings,
     };
+    pub use crate::{Character, CharacterContact, CharacterOutput, CharacterPlugin};
     pub use crate::{
         CollisionLayers, LayerMask, RayHitData, Sensor, SpatialQuery, SpatialQueryFilter,
     };
@@ -114,6 +117,7 @@ pub mod prelude {
         RevoluteJoint, SphericalJoint,
     };
     pub use crate::{InterpolationPlugin, TransformInterpolation};
+    pub use interfere_dynamics::CharacterController;
     pub use interfere_dynamics::{AdaptiveSampling, MeshSpacing, SleepSettings, VolumeMethod};
     pub use interfere_dynamics::{ContactHook, HookedPair, JointCompliance, JointMotor};
 }
@@ -226,7 +230,7 @@ impl Plugin for PhysicsPlugin {
     }
 }
 
-/// All of Interfere: the core with the CPU backend, joints, the GPU backends (which fall back to the CPU
+/// All of Interfere: the core with the CPU backend, joints, characters, the GPU backends (which fall back to the CPU
 /// with a warning where no suitable GPU exists) and the debug gizmos (drawn only where Bevy's
 /// gizmo plugin is present and [`InterfereGizmos`] is enabled). Parts can be replaced or disabled
 /// with the usual `PluginGroupBuilder` calls.
@@ -238,6 +242,7 @@ impl PluginGroup for InterferePlugins {
         let group = PluginGroupBuilder::start::<Self>()
             .add(PhysicsPlugin::default())
             .add(JointPlugin)
+            .add(CharacterPlugin)
             .add(InterpolationPlugin);
         #[cfg(feature = "gpu")]
         let group = group.add(GpuBackendPlugin);

@@ -2059,3 +2059,89 @@ fn a_contact_hook_makes_a_conveyor_belt() {
     let v = app.world().get::<LinearVelocity>(crate_).unwrap().0;
     assert!((v.x - 0.5).abs() < 0.01 && v.z.abs() < 0.01, "box at {v}");
 }
+
+/// The character controller as components (issue 30): a `Character` on a kinematic capsule walks
+/// along +X (translation set each fixed step, falling while off the ground), climbs onto a
+/// 0.15 m step (its `CharacterOutput` names the step as ground, the `Transform` follows the
+/// step's top), comes back down onto the floor and pushes a crate along; a character with
+/// `push_force` 0 is stopped by the crate instead.
+#[test]
+fn a_character_walks_up_a_step_and_pushes_a_crate() {
+    for push in [800.0, 0.0] {
+        let mut app = app(Backend::Cpu, None);
+        app.world_mut().spawn((
+            RigidBody::Static,
+            Collider::cuboid_mesh(Vec3::new(8.0, 0.25, 4.0)),
+            Transform::from_xyz(0.0, -0.25, 0.0),
+        ));
+        let step = app
+            .world_mut()
+            .spawn((
+                RigidBody::Static,
+                Collider::cuboid(Vec3::new(0.5, 0.075, 1.5)),
+                Transform::from_xyz(1.2, 0.075, 0.0),
+            ))
+            .id();
+        let crate_box = app
+            .world_mut()
+            .spawn((
+                RigidBody::Dynamic,
+                Collider::cuboid(Vec3::splat(0.2)),
+                Density(300.0),
+                Transform::from_xyz(2.6, 0.2, 0.0),
+            ))
+            .id();
+        let mut character = Character::default();
+        character.controller.push_force = push;
+        let skin = character.controller.skin as f32;
+        let standing =
+            (character.controller.half_length + character.controller.radius) as f32 + skin;
+        let walker = app
+            .world_mut()
+            .spawn((
+                RigidBody::Kinematic,
+                character.collider(),
+                character,
+                Transform::from_xyz(-1.2, 1.2, 0.0),
+            ))
+            .id();
+        let dt = (1.0 / HZ) as f32;
+        let mut fall = 0.0f32;
+        let mut on_step = 0;
+        for _ in 0..(6 * HZ as usize) {
+            let grounded = app.world().get::<CharacterOutput>(walker).unwrap().grounded;
+            fall = if grounded { 0.0 } else { fall - 9.81 * dt };
+            app.world_mut()
+                .get_mut::<Character>(walker)
+                .unwrap()
+                .translation = Some(Vec3::new(1.0, fall, 0.0) * dt);
+            app.update();
+            let out = app.world().get::<CharacterOutput>(walker).unwrap().clone();
+            let p = app.world().get::<Transform>(walker).unwrap().translation;
+            if (p.x - 1.2).abs() < 0.15 && out.grounded {
+                assert_eq!(out.ground.map(|g| g.entity), Some(step), "{out:?}");
+                assert!((p.y - (0.15 + standing)).abs() < 1e-4, "on the step at {p}");
+                on_step += 1;
+            }
+        }
+        let p = app.world().get::<Transform>(walker).unwrap().translation;
+        let crate_x = app
+            .world()
+            .get::<Transform>(crate_box)
+            .unwrap()
+            .translation
+            .x;
+        if push > 0.0 {
+            assert!(on_step > 5, "{on_step} frames on the step");
+            assert!(
+                crate_x > 3.0,
+                "crate pushed to {crate_x} (character at {p}) {:?} {crate_box}",
+                app.world().get::<CharacterOutput>(walker)
+            );
+            assert!((p.y - standing).abs() < 1e-3, "back on the floor: {p}");
+        } else {
+            assert!((crate_x - 2.6).abs() < 1e-3, "crate moved to {crate_x}");
+            assert!(p.x < 2.6 - 0.2 - 0.3, "walked into the crate: {p}");
+        }
+    }
+}

@@ -19,8 +19,10 @@
 //! - `scene/`: scene files (schema, validation, building a [`Simulation`]);
 //! - `simulation/`: the [`Simulation`] that runs the step, with the game's driving controls
 //!   (forces, impulses, damping, locks) set through it by handle;
-//! - `query.rs`: rays, points, shapes and boxes against the current state ([`QueryFilter`],
-//!   [`RayHit`]).
+//! - `query/`: rays, points, shapes and boxes against the current state ([`QueryFilter`],
+//!   [`RayHit`]), and capsule casts ([`Simulation::cast_capsule`]);
+//! - `character/`: the kinematic character controller ([`CharacterController`],
+//!   [`Simulation::move_character`]): move-and-slide, steps, slopes, snapping, pushing.
 //!
 //! The contact response follows Lin–Manocha 1996 §5 (an impulse per contact) and the volume
 //! contacts of Wang–Faure–Pai 2012 §2.2 and §7 (Signorini constraints on the intersection
@@ -28,6 +30,7 @@
 #![deny(missing_docs)]
 
 pub(crate) mod body;
+pub(crate) mod character;
 pub(crate) mod collision;
 pub(crate) mod contact;
 pub(crate) mod joint;
@@ -66,6 +69,9 @@ pub use contact::{
 };
 // The analytic contact sources are test fixtures: games and tools step a `Simulation` (one
 // stepping API); the tests also drive the integrator (`solver::integrator`) with these.
+pub use character::{
+    CharacterCollision, CharacterController, CharacterError, CharacterGround, CharacterMove,
+};
 #[cfg(test)]
 pub(crate) use contact::analytic::{HalfSpaceSource, HalfSpaceVolumeSource, Plane, SphereSource};
 pub use interfere_geometry::{Compound, CompoundPart, Primitive, PrimitiveError};
@@ -73,6 +79,7 @@ pub use joint::{
     Joint, JointCompliance, JointError, JointFrame, JointHandle, JointKind, JointLimit, JointMotor,
     JointState,
 };
+pub use query::capsule_cast::{Capsule, CapsuleContact, CapsuleHit};
 pub use query::{QueryFilter, RayHit};
 pub use scene::{
     AdaptiveSpec, BodySpec, BuiltScene, KindSpec, PrimitiveSpec, Scene, SceneError, ShapeSpec,

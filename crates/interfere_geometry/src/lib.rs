@@ -28,6 +28,7 @@ pub mod primitives;
 #[cfg(test)]
 mod proptests;
 pub mod sap;
+pub mod shape_cast;
 pub mod shapes;
 #[cfg(test)]
 mod test_support;

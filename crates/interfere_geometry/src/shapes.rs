@@ -606,3 +606,223 @@ mod tests {
         }
     }
 }
+
+/// A straight staircase of `steps` steps, each `rise` high and `tread` deep, `2·half_width`
+/// wide: the solid under the steps, from the floor `z = 0` up, the first riser at `x = 0` and
+/// the steps climbing along `+x` (top `steps · rise` at `x ∈ [(steps − 1)·tread, steps·tread]`),
+/// centred on `y = 0`. The sides are triangulated column by column so that every edge is shared
+/// by exactly two triangles.
+///
+/// Refused: a length that is not finite and > 0, `steps = 0`, more than [`MAX_TRIANGLES`]
+/// triangles.
+pub fn staircase(steps: u32, rise: f32, tread: f32, half_width: f32) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "staircase";
+    positive(SHAPE, "rise", rise)?;
+    positive(SHAPE, "tread", tread)?;
+    positive(SHAPE, "half_width", half_width)?;
+    at_least(SHAPE, "steps", steps, 1)?;
+    triangle_budget(SHAPE, 16 * steps as u128 + 8)?;
+    let n = steps as usize;
+    let x = |i: usize| i as f32 * tread;
+    let h = |i: usize| (i + 1) as f32 * rise; // top of column i
+    let mut vertices = Vec::new();
+    let mut triangles = Vec::new();
+    // Profile points (x, z) of column i, counter-clockwise seen from −y: bottom left, bottom
+    // right, top right, top left, and (i > 0) the top of the previous column on the left edge.
+    let side = |y: f32, vertices: &mut Vec<Vec3>, triangles: &mut Vec<[u32; 3]>| {
+        for i in 0..n {
+            let base = vertices.len() as u32;
+            let mut pts = vec![(x(i), 0.0), (x(i + 1), 0.0), (x(i + 1), h(i)), (x(i), h(i))];
+            if i > 0 {
+                pts.push((x(i), h(i - 1)));
+            }
+            vertices.extend(pts.iter().map(|&(px, pz)| Vec3::new(px, y, pz)));
+            // Fan from the top right corner (never collinear with the left edge).
+            let k = pts.len() as u32;
+            for j in 3..=k {
+                let (a, b) = (j % k, (j + 1) % k);
+                let tri = [base + 2, base + a, base + b];
+                triangles.push(if y < 0.0 {
+                    tri
+                } else {
+                    [tri[0], tri[2], tri[1]]
+                });
+            }
+        }
+    };
+    side(-half_width, &mut vertices, &mut triangles);
+    side(half_width, &mut vertices, &mut triangles);
+    // Quads across the width, wound outward: (x0, z0) → (x1, z1) along the profile.
+    let mut quad = |p0: (f32, f32), p1: (f32, f32)| {
+        let base = vertices.len() as u32;
+        vertices.extend([
+            Vec3::new(p0.0, -half_width, p0.1),
+            Vec3::new(p1.0, -half_width, p1.1),
+            Vec3::new(p1.0, half_width, p1.1),
+            Vec3::new(p0.0, half_width, p0.1),
+        ]);
+        triangles.push([base, base + 2, base + 1]);
+        triangles.push([base, base + 3, base + 2]);
+    };
+    for i in 0..n {
+        quad((x(i), 0.0), (x(i + 1), 0.0)); // floor
+        quad((x(i + 1), h(i)), (x(i), h(i))); // tread
+        let below = if i == 0 { 0.0 } else { h(i - 1) };
+        quad((x(i), h(i)), (x(i), below)); // riser (the front face for i = 0)
+    }
+    quad((x(n), 0.0), (x(n), h(n - 1))); // back
+    // Shared corners were emitted once per face: weld them.
+    let (vertices, triangles) = weld(vertices, triangles);
+    checked_solid(SHAPE, vertices, triangles)
+}
+
+/// A block of ground `2·half_size` square whose top is a rolling, rough surface over an
+/// `n × n` grid: height `amplitude · (sin sin + a sum of finer waves)` with phases from `seed`,
+/// the bottom flat at `−depth` (so the solid is closed), sides triangulated along the grid.
+///
+/// Refused: a length that is not finite and > 0, an amplitude that is not finite or not below
+/// `depth`, `n = 0`, more than [`MAX_TRIANGLES`] triangles.
+pub fn terrain(
+    half_size: f32,
+    depth: f32,
+    amplitude: f32,
+    n: u32,
+    seed: u64,
+) -> Result<Solid, ShapeError> {
+    const SHAPE: &str = "terrain";
+    positive(SHAPE, "half_size", half_size)?;
+    positive(SHAPE, "depth", depth)?;
+    finite(SHAPE, "amplitude", amplitude)?;
+    if amplitude.abs() >= depth {
+        return Err(bad(SHAPE, "amplitude", amplitude, "must be below depth"));
+    }
+    at_least(SHAPE, "n", n, 1)?;
+    triangle_budget(SHAPE, 4 * (n as u128).pow(2) + 8 * n as u128)?;
+    let phase = |k: u64| {
+        ((seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(k * 7919))
+            % 6283) as f32
+            * 1e-3
+    };
+    let height = |u: f32, v: f32| {
+        let (s, t) = (u / half_size, v / half_size);
+        let mut z = (1.3 * s + phase(1)).sin() * (1.1 * t + phase(2)).sin();
+        for k in 1..5u64 {
+            let f = 2.7 * k as f32;
+            z += (f * s + phase(3 + k)).sin() * (f * 1.3 * t + phase(9 + k)).cos()
+                / (2.0 * k as f32);
+        }
+        amplitude * z / 2.0
+    };
+    let m = n as usize + 1;
+    let coord = |i: usize| -half_size + 2.0 * half_size * i as f32 / n as f32;
+    let mut vertices = Vec::with_capacity(2 * m * m);
+    for top in [true, false] {
+        for j in 0..m {
+            for i in 0..m {
+                let (u, v) = (coord(i), coord(j));
+                vertices.push(Vec3::new(u, v, if top { height(u, v) } else { -depth }));
+            }
+        }
+    }
+    let id = |i: usize, j: usize, top: bool| (j * m + i + if top { 0 } else { m * m }) as u32;
+    let mut triangles = Vec::new();
+    for j in 0..m - 1 {
+        for i in 0..m - 1 {
+            let (a, b, c, d) = (
+                id(i, j, true),
+                id(i + 1, j, true),
+                id(i + 1, j + 1, true),
+                id(i, j + 1, true),
+            );
+            triangles.extend([[a, b, c], [a, c, d]]);
+            let (a, b, c, d) = (
+                id(i, j, false),
+                id(i + 1, j, false),
+                id(i + 1, j + 1, false),
+                id(i, j + 1, false),
+            );
+            triangles.extend([[a, c, b], [a, d, c]]);
+        }
+    }
+    // The rim, counter-clockwise seen from above, each edge a quad from top to bottom.
+    let mut rim = Vec::new();
+    rim.extend((0..m - 1).map(|i| (i, 0)));
+    rim.extend((0..m - 1).map(|j| (m - 1, j)));
+    rim.extend((1..m).rev().map(|i| (i, m - 1)));
+    rim.extend((1..m).rev().map(|j| (0, j)));
+    for k in 0..rim.len() {
+        let (p, q) = (rim[k], rim[(k + 1) % rim.len()]);
+        let (pt, qt, pb, qb) = (
+            id(p.0, p.1, true),
+            id(q.0, q.1, true),
+            id(p.0, p.1, false),
+            id(q.0, q.1, false),
+        );
+        triangles.extend([[pt, pb, qb], [pt, qb, qt]]);
+    }
+    checked_solid(SHAPE, vertices, triangles)
+}
+
+/// Merges vertices with identical coordinates, renumbering the triangles.
+fn weld(vertices: Vec<Vec3>, triangles: Vec<[u32; 3]>) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let mut index: HashMap<[u32; 3], u32> = HashMap::new();
+    let mut out = Vec::new();
+    let map: Vec<u32> = vertices
+        .iter()
+        .map(|v| {
+            *index
+                .entry([v.x.to_bits(), v.y.to_bits(), v.z.to_bits()])
+                .or_insert_with(|| {
+                    out.push(*v);
+                    (out.len() - 1) as u32
+                })
+        })
+        .collect();
+    let triangles = triangles
+        .into_iter()
+        .map(|t| t.map(|i| map[i as usize]))
+        .collect();
+    (out, triangles)
+}
+
+#[cfg(test)]
+mod ground_tests {
+    use super::*;
+
+    /// Oracle: the staircase's volume is the sum of its columns, `Σ (i+1)·rise·tread·width`;
+    /// the terrain's is its grid's prisms (the exact volume of the closed mesh); both are closed.
+    #[test]
+    fn staircase_and_terrain_are_closed_with_their_volumes() {
+        for steps in [1u32, 2, 7] {
+            let s = staircase(steps, 0.2, 0.3, 0.75).unwrap();
+            let want: f64 = (1..=steps).map(|i| f64::from(i) * 0.2 * 0.3 * 1.5).sum();
+            assert!(
+                (s.volume() - want).abs() < 1e-5 * want,
+                "{} vs {want}",
+                s.volume()
+            );
+        }
+        let t = terrain(10.0, 3.0, 1.5, 48, 7).unwrap();
+        assert!(t.topology().is_closed());
+        let (v, tri) = (t.mesh().vertices(), t.mesh().triangles());
+        // The top is a height field: its prisms over the grid to z = −3 add up to the volume.
+        let prisms: f64 = tri
+            .iter()
+            .map(|t| t.map(|i| v[i as usize].as_dvec3()))
+            .filter(|p| p.iter().all(|q| q.z > -3.0))
+            .map(|p| {
+                let area = ((p[1] - p[0]).cross(p[2] - p[0])).z * 0.5;
+                area * ((p[0].z + p[1].z + p[2].z) / 3.0 + 3.0)
+            })
+            .sum();
+        assert!(
+            (t.volume() - prisms).abs() < 1e-6 * prisms,
+            "{} vs {prisms}",
+            t.volume()
+        );
+        assert!(staircase(0, 0.2, 0.3, 0.5).is_err());
+        assert!(terrain(10.0, 1.0, 2.0, 8, 0).is_err());
+    }
+}

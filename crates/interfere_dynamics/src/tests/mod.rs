@@ -2,6 +2,7 @@
 //! (`scenes`, which drive the integrator with analytic contact sources as fixtures), forces,
 //! primitive and compound pairs, queries.
 
+mod character;
 mod forces;
 mod hooks;
 mod joints;

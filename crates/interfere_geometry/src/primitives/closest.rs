@@ -128,6 +128,43 @@ pub(crate) fn segment_triangle_distance(p: DVec3, q: DVec3, t: [DVec3; 3]) -> f6
     best
 }
 
+/// The closest points of segment `pq` (possibly a point) and triangle `t`: `(on segment, on
+/// triangle)`. When they meet (exact test) both are a common point.
+pub(crate) fn segment_triangle_closest(p: DVec3, q: DVec3, t: [DVec3; 3]) -> (DVec3, DVec3) {
+    if segment_intersects_triangle(p, q, t) {
+        let n = (t[1] - t[0]).cross(t[2] - t[0]);
+        let dq = n.dot(q - p);
+        let x = if dq != 0.0 {
+            p + (q - p) * (n.dot(t[0] - p) / dq).clamp(0.0, 1.0)
+        } else {
+            // In the triangle's plane: the endpoint nearer the triangle.
+            let (cp, cq) = (
+                on_triangle(p, t[0], t[1], t[2]),
+                on_triangle(q, t[0], t[1], t[2]),
+            );
+            if (cp - p).length_squared() <= (cq - q).length_squared() {
+                p
+            } else {
+                q
+            }
+        };
+        return (x, x);
+    }
+    let mut best = (p, on_triangle(p, t[0], t[1], t[2]));
+    let mut consider = |pair: (DVec3, DVec3)| {
+        if (pair.0 - pair.1).length_squared() < (best.0 - best.1).length_squared() {
+            best = pair;
+        }
+    };
+    if q != p {
+        consider((q, on_triangle(q, t[0], t[1], t[2])));
+        for k in 0..3 {
+            consider(segment_segment(p, q, t[k], t[(k + 1) % 3]));
+        }
+    }
+    best
+}
+
 /// The point of the box `|x_k| ≤ h_k` closest to `p` (local frame).
 pub(crate) fn on_box(p: DVec3, h: DVec3) -> DVec3 {
     p.clamp(-h, h)

@@ -34,6 +34,8 @@
 //! Results are in a fixed order (ray hits by distance, then body id and triangle; body lists by
 //! id).
 
+pub(crate) mod capsule_cast;
+
 use crate::body::Body;
 use crate::collision::shape::{BodyShape, CollisionLayers, HalfSpace, MeshShape, Shape};
 use crate::contact::BodyId;
