@@ -2,7 +2,7 @@
 //! lavapipe in CI) runs [`Backend::Gpu`] on Bevy's render device, its jobs pumped by a system in
 //! the render world, and gets answers back (GPU volumes, a measured latency) while a box falls
 //! onto a static one and comes to rest. The headless examples with criteria (`playground`,
-//! `machines`) run here too, short. Under CI=true a missing adapter fails the tests.
+//! `machines`, `character`) run here too, short. Under CI=true a missing adapter fails the tests.
 
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
@@ -98,7 +98,7 @@ fn gpu_backend_answers_from_the_render_world() {
 /// Runs example `name` headless for `frames` frames (the binary `cargo test` built beside the
 /// test binaries) and returns its JSON report, after checking that it exited zero and met its
 /// criteria.
-fn run_example(name: &str, frames: u32) -> serde_json::Value {
+fn run_example(name: &str, frames: u32, extra: &[&str]) -> serde_json::Value {
     let exe = std::env::current_exe().expect("the test binary's path");
     // target/<profile>/deps/render_world-… → target/<profile>/examples/<name>
     let example = exe
@@ -115,6 +115,7 @@ fn run_example(name: &str, frames: u32) -> serde_json::Value {
     let out = std::process::Command::new(&example)
         .args(["--headless", "--frames", &frames.to_string(), "--report"])
         .arg(&report)
+        .args(extra)
         .output()
         .expect("the example runs");
     let text = std::fs::read_to_string(&report).unwrap_or_default();
@@ -148,7 +149,7 @@ fn playground_example_meets_its_criteria_headless() {
     {
         return;
     }
-    let value = run_example("playground", 120);
+    let value = run_example("playground", 120, &[]);
     let criteria = value["criteria"].as_object().expect("criteria");
     assert_eq!(criteria.len(), 5, "{value}");
 }
@@ -162,8 +163,38 @@ fn machines_example_meets_its_criteria_headless() {
     {
         return;
     }
-    let value = run_example("machines", 360);
+    let value = run_example("machines", 360, &[]);
     let criteria = value["criteria"].as_object().expect("criteria");
     let judged = criteria.values().filter(|v| !v.is_null()).count();
     assert_eq!(judged, 9, "{value}");
+}
+
+/// `examples/character.rs` headless, short (12 s of its 20) on the generated hill (CI has no
+/// benchmark meshes): the flat-floor, staircase, ramp, overlap and hill criteria hold; the crate
+/// and the end are judged on longer runs.
+#[test]
+fn character_example_meets_its_criteria_headless() {
+    if interfere_gpu::testing::gpu_or_skip("character_example_meets_its_criteria_headless")
+        .is_none()
+    {
+        return;
+    }
+    let value = run_example("character", 720, &["--generated-hill"]);
+    let criteria = value["criteria"].as_object().expect("criteria");
+    for judged in [
+        "full_speed_on_the_flat_floor",
+        "straight_and_level_on_the_flat_floor",
+        "stairs_on_the_analytic_path",
+        "reached_the_top_of_the_stairs",
+        "on_the_ground_down_the_ramp",
+        "never_inside_a_solid",
+        "crossed_the_hill",
+        "finite",
+    ] {
+        assert_eq!(
+            criteria[judged],
+            serde_json::Value::Bool(true),
+            "{judged}: {value}"
+        );
+    }
 }
