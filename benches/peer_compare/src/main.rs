@@ -38,6 +38,7 @@
 //! broken setup cannot produce a plausible-looking figure.
 
 mod avian;
+mod chain;
 mod rapier;
 mod stack;
 
@@ -212,7 +213,7 @@ fn usage(msg: &str) -> ! {
         "{msg}\n\nusage: peer_compare [--engine avian|rapier|both] \
          [--collider hull|decomp|trimesh] [--decompose tori|nonconvex] [--bodies N] \
          [--frames N] [--threads N] [--sleep interfere|engine] [--rapier-recycle on|off] \
-         [--report PATH] [--interfere-report PATH] [--scene falling_meshes|stack] [--gap M]"
+         [--report PATH] [--interfere-report PATH] [--scene falling_meshes|stack|chain] [--gap M]"
     );
     std::process::exit(2)
 }
@@ -657,6 +658,25 @@ fn interfere_ratios(
 }
 
 fn main() {
+    // `--scene chain [--frames N] [--report PATH]`: the joints scene (see `chain.rs`), apart
+    // from the contact scenes' options.
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.windows(2).any(|w| w[0] == "--scene" && w[1] == "chain") {
+        let value = |name: &str| raw.windows(2).find(|w| w[0] == name).map(|w| w[1].clone());
+        let frames = value("--frames")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1200);
+        let report = chain::run(frames);
+        let text = serde_json::to_string_pretty(&report).expect("a JSON value");
+        println!("{text}");
+        if let Some(path) = value("--report")
+            && let Err(e) = std::fs::write(&path, &text)
+        {
+            eprintln!("--report {path}: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let args = parse_args();
     if let Some(n) = args.threads {
         // rapier's `parallel` feature runs on rayon's global pool, not on Bevy's task pools.

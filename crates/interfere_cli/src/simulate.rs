@@ -101,8 +101,8 @@ pub fn run(args: SimulateArgs, quiet: bool) -> Result<(), String> {
     for _ in 0..args.steps {
         let t = Instant::now();
         match stage.as_mut() {
-            Some(stage) => built.simulation.step_with(stage.as_mut()),
-            None => built.simulation.step(),
+            Some(stage) => built.step_with(stage.as_mut()),
+            None => built.step(),
         }
         let step_ms = ms(t);
         if args.frame_ms > step_ms {

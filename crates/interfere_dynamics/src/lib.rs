@@ -82,7 +82,8 @@ pub use joint::{
 pub use query::capsule_cast::{Capsule, CapsuleContact, CapsuleHit};
 pub use query::{QueryFilter, RayHit};
 pub use scene::{
-    AdaptiveSpec, BodySpec, BuiltScene, KindSpec, PrimitiveSpec, Scene, SceneError, ShapeSpec,
+    AdaptiveSpec, BodySpec, BuiltScene, CharacterSpec, KindSpec, PrimitiveSpec, Scene,
+    SceneCharacter, SceneError, ShapeSpec,
 };
 pub use simulation::hooks::{ContactHook, HookedPair};
 pub use simulation::{BodyHandle, CollisionEvent, Simulation, SimulationError, SimulationSettings};

@@ -60,8 +60,10 @@ pub enum CharacterError {
     Simulation(#[from] SimulationError),
 }
 
-/// The shape and the walking rules of a character (SI units, radians).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The shape and the walking rules of a character (SI units, radians). In a scene file every
+/// field is optional (the defaults below).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CharacterController {
     /// Half the length of the capsule's core segment (along `up`), m; zero for a sphere.
     pub half_length: f64,
@@ -368,7 +370,7 @@ impl Mover<'_, '_> {
 
 impl Simulation {
     /// The up direction a controller uses: its own, else against gravity, else `+Z`.
-    fn character_up(&self, ctrl: &CharacterController) -> DVec3 {
+    pub(crate) fn character_up(&self, ctrl: &CharacterController) -> DVec3 {
         ctrl.up
             .map(|u| u.normalize())
             .or_else(|| (-self.settings().world.gravity).try_normalize())

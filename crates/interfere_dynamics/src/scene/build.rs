@@ -11,6 +11,80 @@ pub struct BuiltScene {
     pub names: Vec<String>,
     /// Each body's handle, by [`crate::BodyId`].
     pub handles: Vec<BodyHandle>,
+    /// The scene's characters, moved before each step by [`BuiltScene::step`].
+    pub characters: Vec<SceneCharacter>,
+}
+
+/// A character of a scene ([`CharacterSpec`]) and where it is on its path.
+pub struct SceneCharacter {
+    /// Its kinematic body.
+    pub body: BodyHandle,
+    /// Its capsule and rules.
+    pub controller: CharacterController,
+    /// Its path.
+    pub waypoints: Vec<DVec3>,
+    /// Its walking speed, m/s.
+    pub speed: f64,
+    /// The waypoint it walks to.
+    pub next: usize,
+    /// Its speed along `up` (negative: falling).
+    fall: f64,
+    /// Its last move.
+    pub last: Option<CharacterMove>,
+}
+
+impl BuiltScene {
+    /// One step: every character's move, then [`Simulation::step`].
+    pub fn step(&mut self) {
+        self.move_characters();
+        self.simulation.step();
+    }
+
+    /// [`BuiltScene::step`] with another contact stage ([`Simulation::step_with`]).
+    pub fn step_with(&mut self, stage: &mut dyn crate::ContactStage) {
+        self.move_characters();
+        self.simulation.step_with(stage);
+    }
+
+    /// Moves each character one step along its path (see [`CharacterSpec`]). A move the
+    /// controller refuses (its body gone) leaves that character where it is.
+    pub fn move_characters(&mut self) {
+        let sim = &mut self.simulation;
+        let dt = sim.settings().world.dt;
+        let g = sim.settings().world.gravity.length();
+        for c in &mut self.characters {
+            let up = sim.character_up(&c.controller);
+            let Some(at) = sim.body(c.body).map(|b| b.position) else {
+                continue;
+            };
+            let across = |to: DVec3| to - up * to.dot(up);
+            let mut to = across(c.waypoints[c.next] - at);
+            while to.length() < 0.05 && c.next + 1 < c.waypoints.len() {
+                c.next += 1;
+                to = across(c.waypoints[c.next] - at);
+            }
+            let walk = if to.length() < 0.05 {
+                DVec3::ZERO
+            } else {
+                to.normalize() * c.speed.min(to.length() / dt)
+            };
+            c.fall = if c.last.as_ref().is_some_and(|m| m.grounded) {
+                0.0
+            } else {
+                c.fall - g * dt
+            };
+            let filter = match sim.collider(c.body) {
+                Some(k) => crate::QueryFilter::default()
+                    .with_layers(k.layers)
+                    .without_sensors(),
+                None => crate::QueryFilter::default().without_sensors(),
+            };
+            let translation = (walk + up * c.fall) * dt;
+            if let Ok(m) = sim.move_character(c.body, &c.controller, translation, &filter) {
+                c.last = Some(m);
+            }
+        }
+    }
 }
 
 impl Scene {
@@ -232,10 +306,17 @@ impl Scene {
         for (i, spec) in self.joints.iter().enumerate() {
             build_joint(&mut simulation, &file, i, spec, &names, &handles)?;
         }
+        let characters = self
+            .characters
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| build_character(self, &file, i, spec, &names, &handles))
+            .collect::<Result<_, _>>()?;
         Ok(BuiltScene {
             simulation,
             names,
             handles,
+            characters,
         })
     }
 
@@ -262,6 +343,87 @@ impl Scene {
 }
 
 /// Adds joint `i` between its named bodies.
+/// A scene character: its body must be a kinematic body of the scene; its controller, path
+/// and speed valid.
+fn build_character(
+    scene: &Scene,
+    file: &Path,
+    i: usize,
+    spec: &CharacterSpec,
+    names: &[String],
+    handles: &[BodyHandle],
+) -> Result<SceneCharacter, SceneError> {
+    let invalid = |field: &str, reason: String| SceneError::Invalid {
+        file: file.to_path_buf(),
+        field: format!("characters[{i}]{field}"),
+        body: Some(spec.body.clone()),
+        reason,
+    };
+    let found = names.iter().position(|n| *n == spec.body).ok_or_else(|| {
+        invalid(
+            ".body",
+            format!("no body named '{}' in the scene", spec.body),
+        )
+    })?;
+    let kinematic = scene
+        .bodies
+        .iter()
+        .find(|b| b.name == spec.body)
+        .is_some_and(|b| b.kind == KindSpec::Kinematic);
+    if !kinematic {
+        return Err(invalid(
+            ".body",
+            format!(
+                "'{}' is not a kinematic body (the controller moves kinematic bodies)",
+                spec.body
+            ),
+        ));
+    }
+    spec.controller.validate().map_err(|e| match e {
+        crate::CharacterError::BadParameter {
+            field,
+            value,
+            reason,
+        } => invalid(
+            &format!(".controller.{field}"),
+            format!("{} is not {reason}", num(value)),
+        ),
+        other => invalid(".controller", other.to_string()),
+    })?;
+    if spec.waypoints.is_empty() {
+        return Err(invalid(
+            ".waypoints",
+            "no waypoints: give at least one".into(),
+        ));
+    }
+    let mut waypoints = Vec::with_capacity(spec.waypoints.len());
+    for (k, w) in spec.waypoints.iter().enumerate() {
+        let p = DVec3::from_array(*w);
+        if !p.is_finite() {
+            return Err(invalid(
+                &format!(".waypoints[{k}]"),
+                format!("{p} is not finite"),
+            ));
+        }
+        waypoints.push(p);
+    }
+    if !(spec.speed.is_finite() && spec.speed > 0.0) {
+        return Err(invalid(
+            ".speed",
+            format!("{} is not finite and > 0", num(spec.speed)),
+        ));
+    }
+    Ok(SceneCharacter {
+        body: handles[found],
+        controller: spec.controller,
+        waypoints,
+        speed: spec.speed,
+        next: 0,
+        fall: 0.0,
+        last: None,
+    })
+}
+
 fn build_joint(
     simulation: &mut Simulation,
     file: &Path,
@@ -592,6 +754,21 @@ pub(super) fn build_shape(at: &BodyAt) -> Result<Solid, SceneError> {
                 ));
             }
             ("bolt", bolt(&t, *thread_length))
+        }
+        ShapeSpec::Staircase {
+            steps,
+            rise,
+            tread,
+            half_width,
+        } => {
+            count_in(at, ".shape.staircase.steps", *steps, 1..=4096)?;
+            positive(at, ".shape.staircase.rise", *rise)?;
+            positive(at, ".shape.staircase.tread", *tread)?;
+            positive(at, ".shape.staircase.half_width", *half_width)?;
+            (
+                "staircase",
+                shapes::staircase(*steps, *rise, *tread, *half_width),
+            )
         }
         ShapeSpec::Nut { thread, height } => {
             let t = thread_spec(at, ".shape.nut.thread", thread)?;

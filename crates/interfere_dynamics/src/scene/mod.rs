@@ -9,6 +9,7 @@
 
 use crate::body::mass::MassError;
 use crate::body::{Body, BodyError, Material};
+use crate::character::{CharacterController, CharacterMove};
 use crate::collision::shape::{BodyShape, HalfSpace, MeshShape, Shape};
 use crate::contact::parts::sampled::{AdaptiveSampling, MeshSpacing};
 use crate::contact::stage::{ContactSettings, VolumeMethod};
@@ -32,8 +33,8 @@ mod schema;
 mod tests;
 mod validate;
 
-pub use build::BuiltScene;
 use build::*;
+pub use build::{BuiltScene, SceneCharacter};
 pub use error::{MEMORY_SCENE, SceneError};
 pub use schema::*;
 use validate::*;

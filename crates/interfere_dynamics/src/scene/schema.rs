@@ -47,6 +47,10 @@ pub struct Scene {
     /// Joints between named bodies (default none).
     #[serde(default)]
     pub joints: Vec<JointSpec>,
+    /// Characters walking paths: the character controller moving kinematic bodies (default
+    /// none).
+    #[serde(default)]
+    pub characters: Vec<CharacterSpec>,
     /// The file the scene was read from (set by [`Scene::load`] and [`Scene::from_json`]; not
     /// part of the JSON): build errors name it.
     #[serde(skip)]
@@ -223,6 +227,30 @@ pub struct JointSpec {
     pub collide_connected: bool,
 }
 
+/// A character ([`crate::CharacterController`]) moving a kinematic body of the scene along a
+/// path: each step towards its next waypoint at `speed` (the motion across `up`), falling under
+/// gravity while off the ground; it takes the next waypoint within 5 cm of this one and stops
+/// at the last.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CharacterSpec {
+    /// The kinematic body it moves (the capsule's centre is the body's position).
+    pub body: String,
+    /// The capsule and the walking rules (every field optional; default
+    /// [`crate::CharacterController::default`]).
+    #[serde(default)]
+    pub controller: CharacterController,
+    /// The points it walks to, in turn (world coordinates).
+    pub waypoints: Vec<[f64; 3]>,
+    /// Walking speed, m/s (default 1.5).
+    #[serde(default = "default_walk_speed")]
+    pub speed: f64,
+}
+
+fn default_walk_speed() -> f64 {
+    1.5
+}
+
 fn x_axis() -> [f64; 3] {
     [1.0, 0.0, 0.0]
 }
@@ -348,6 +376,21 @@ pub enum ShapeSpec {
         /// Length of the threaded shank.
         #[serde(deserialize_with = "f32_checked")]
         thread_length: f32,
+    },
+    /// A straight staircase climbing +x from x = 0, on z = 0, centred on y = 0
+    /// ([`interfere_geometry::shapes::staircase`]).
+    Staircase {
+        /// Number of steps (1 or more).
+        steps: u32,
+        /// Height of each step.
+        #[serde(deserialize_with = "f32_checked")]
+        rise: f32,
+        /// Depth of each step.
+        #[serde(deserialize_with = "f32_checked")]
+        tread: f32,
+        /// Half the width along y.
+        #[serde(deserialize_with = "f32_checked")]
+        half_width: f32,
     },
     /// A hex nut with the matching internal thread, from z = 0 to `height`
     /// ([`interfere_geometry::threads::nut`]).

@@ -600,3 +600,77 @@ mod proptests {
         }
     }
 }
+
+/// The shipped character scene: the walker climbs the six 0.2 m steps to stand on the top tread
+/// at its waypoint (centre 1.2 m + the capsule's 0.91 m up, 1e-6 m), walks off the side onto
+/// the floor, round behind the crate and pushes it back along −x against the stairs (by more
+/// than 0.3 m); it never overlaps a solid (1e-6 m).
+#[test]
+fn characters_in_a_scene_file() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes/character.json");
+    let mut built = Scene::load(&path).unwrap().build().unwrap();
+    assert_eq!(built.characters.len(), 1);
+    let id = |name: &str| built.names.iter().position(|n| n == name).unwrap();
+    let (walker, crate_body) = (built.handles[id("walker")], built.handles[id("crate")]);
+    let crate_x = built.simulation.body(crate_body).unwrap().position.x;
+    let mut on_top = 0;
+    for _ in 0..900 {
+        built.step();
+        let p = built.simulation.body(walker).unwrap().position;
+        let capsule = built.characters[0].controller.capsule(p, DVec3::Z);
+        let deepest = built
+            .simulation
+            .capsule_contacts(
+                &capsule,
+                0.0,
+                &crate::QueryFilter::default().excluding([walker]),
+            )
+            .iter()
+            .map(|c| c.distance)
+            .fold(0.0, f64::min);
+        assert!(deepest > -1e-6, "overlap {deepest} at {p}");
+        // On the top tread (f32 steps: 1.2 m to 5e-8), at its first waypoint (within 5 cm).
+        if built.characters[0].next == 0 && (p.z - 2.11).abs() < 1e-6 && (p.x - 1.9).abs() < 0.05 {
+            on_top += 1;
+        }
+    }
+    assert!(on_top > 0, "never stood on the top tread");
+    let pushed = crate_x - built.simulation.body(crate_body).unwrap().position.x;
+    assert!(pushed > 0.3, "crate pushed {pushed} m");
+    assert_eq!(built.characters[0].next, 4);
+}
+
+#[test]
+fn bad_characters_in_a_scene_name_the_field() {
+    let err = |character: &str| {
+        let text = format!(
+            r#"{{ "bodies": [
+                {{ "name": "ball", "shape": {{ "primitive": {{ "sphere": {{ "radius": 0.1 }} }} }} }},
+                {{ "name": "walker", "kind": "kinematic", "shape": {{ "primitive": {{ "capsule": {{ "half_length": 0.5, "radius": 0.3 }} }} }}, "position": [0, 0, 1] }}
+            ], "characters": [ {character} ] }}"#
+        );
+        Scene::from_json(&text, Path::new("s.json"))
+            .and_then(|s| s.build().map(|_| ()))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(r#"{ "body": "nobody", "waypoints": [[1, 0, 0]] }"#);
+    assert!(
+        e.contains("characters[0].body") && e.contains("'nobody'"),
+        "{e}"
+    );
+    let e = err(r#"{ "body": "ball", "waypoints": [[1, 0, 0]] }"#);
+    assert!(
+        e.contains("characters[0].body") && e.contains("kinematic"),
+        "{e}"
+    );
+    let e = err(r#"{ "body": "walker", "waypoints": [] }"#);
+    assert!(e.contains("characters[0].waypoints"), "{e}");
+    let e = err(r#"{ "body": "walker", "waypoints": [[1, 0, 0]], "speed": -1 }"#);
+    assert!(e.contains("characters[0].speed"), "{e}");
+    let e = err(r#"{ "body": "walker", "waypoints": [[1, 0, 0]], "controller": { "radius": 0 } }"#);
+    assert!(e.contains("characters[0].controller.radius"), "{e}");
+    let e =
+        err(r#"{ "body": "walker", "waypoints": [[1, 0, 0]], "controller": { "radious": 1 } }"#);
+    assert!(e.contains("radious"), "{e}");
+}
