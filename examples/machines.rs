@@ -418,7 +418,7 @@ fn spawn_ragdoll(
                 axis: Vec3| {
         let (a1, a2, ax) = local(&t1, &t2, feet + p, axis);
         match kind {
-            JointKind::Spherical { swing_limit } => {
+            JointKind::Spherical { swing_limit, .. } => {
                 let mut j = SphericalJoint::new(e1, e2)
                     .with_local_anchor_1(a1)
                     .with_local_anchor_2(a2)
@@ -442,6 +442,7 @@ fn spawn_ragdoll(
     };
     let swing = |s: f64| JointKind::Spherical {
         swing_limit: Some(s),
+        twist_limit: None,
     };
     let hinge = |min: f64, max: f64| JointKind::Revolute {
         limit: Some(interfere_dynamics::JointLimit::new(min, max)),

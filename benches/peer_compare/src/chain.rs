@@ -68,13 +68,15 @@ fn layout() -> Vec<Link> {
         .collect()
 }
 
-/// What one engine did.
-struct ChainRun {
-    engine: &'static str,
-    step_ms: Vec<f64>,
-    worst_error: f64,
-    reach: f64,
-    finite: bool,
+/// What one engine did (the ragdoll scene reuses it: `reach` is then its lowest centre, and
+/// its own figures are in `extra`).
+pub(crate) struct ChainRun {
+    pub engine: &'static str,
+    pub step_ms: Vec<f64>,
+    pub worst_error: f64,
+    pub reach: f64,
+    pub finite: bool,
+    pub extra: serde_json::Value,
 }
 
 impl ChainRun {
@@ -87,19 +89,29 @@ impl ChainRun {
                 .get(((sorted.len() as f64 - 1.0) * q) as usize)
                 .copied()
         };
-        serde_json::json!({
+        let mut out = serde_json::json!({
             "engine": self.engine,
             "steps": self.step_ms.len(),
             "step_ms": { "mean": mean, "median": at(0.5), "p95": at(0.95), "max": at(1.0) },
-            "worst_joint_error_last_half_m": self.worst_error,
-            "load_from_pivot_m": self.reach,
             "finite": self.finite,
-        })
+        });
+        match &self.extra {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    out[k] = v.clone();
+                }
+            }
+            _ => {
+                out["worst_joint_error_last_half_m"] = self.worst_error.into();
+                out["load_from_pivot_m"] = self.reach.into();
+            }
+        }
+        out
     }
 }
 
 /// A headless app stepping one fixed step per update.
-fn headless() -> App {
+pub(crate) fn headless() -> App {
     let mut app = App::new();
     app.add_plugins((
         bevy::app::TaskPoolPlugin::default(),
@@ -140,6 +152,7 @@ fn run_app(
         worst_error: worst,
         reach: last.1,
         finite: last.2,
+        extra: serde_json::Value::Null,
     }
 }
 
@@ -331,7 +344,10 @@ mod interfere_chain {
             sim.set_damping(e, f64::from(DAMPING), f64::from(DAMPING))
                 .expect("damping");
             let j = Joint::at_world(
-                JointKind::Spherical { swing_limit: None },
+                JointKind::Spherical {
+                    swing_limit: None,
+                    twist_limit: None,
+                },
                 sim.body(prev).expect("present"),
                 sim.body(e).expect("present"),
                 d(l.joint),
@@ -366,30 +382,40 @@ mod interfere_chain {
             worst_error: worst,
             reach,
             finite: reach.is_finite(),
+            extra: serde_json::Value::Null,
         }
     }
 }
 
 /// Runs the three engines on the chain and returns the report.
 pub fn run(frames: u32) -> serde_json::Value {
-    let runs = [
-        avian_chain::run(frames),
-        rapier_chain::run(frames),
-        interfere_chain::run(frames),
-    ];
-    let interfere_mean = runs[2].step_ms.iter().sum::<f64>() / runs[2].step_ms.len().max(1) as f64;
+    compare(
+        "chain (20 links of 0.1 kg + a 10 kg load, spherical joints, 60 Hz, 4 substeps)",
+        frames,
+        [
+            avian_chain::run(frames),
+            rapier_chain::run(frames),
+            interfere_chain::run(frames),
+        ],
+    )
+}
+
+/// The report of three runs (avian, rapier, Interfere), with Interfere's mean step over each
+/// peer's.
+pub(crate) fn compare(scene: &str, frames: u32, runs: [ChainRun; 3]) -> serde_json::Value {
+    let mean = |r: &ChainRun| r.step_ms.iter().sum::<f64>() / r.step_ms.len().max(1) as f64;
+    let interfere_mean = mean(&runs[2]);
     let ratios: serde_json::Map<String, serde_json::Value> = runs[..2]
         .iter()
         .map(|r| {
-            let mean = r.step_ms.iter().sum::<f64>() / r.step_ms.len().max(1) as f64;
             (
                 r.engine.to_string(),
-                serde_json::json!(interfere_mean / mean),
+                serde_json::json!(interfere_mean / mean(r)),
             )
         })
         .collect();
     serde_json::json!({
-        "scene": "chain (20 links of 0.1 kg + a 10 kg load, spherical joints, 60 Hz, 4 substeps)",
+        "scene": scene,
         "frames": frames,
         "engines": runs.iter().map(ChainRun::report).collect::<Vec<_>>(),
         "interfere_step_over_peer_step": ratios,

@@ -39,6 +39,7 @@
 
 mod avian;
 mod chain;
+mod ragdoll;
 mod rapier;
 mod stack;
 
@@ -213,7 +214,7 @@ fn usage(msg: &str) -> ! {
         "{msg}\n\nusage: peer_compare [--engine avian|rapier|both] \
          [--collider hull|decomp|trimesh] [--decompose tori|nonconvex] [--bodies N] \
          [--frames N] [--threads N] [--sleep interfere|engine] [--rapier-recycle on|off] \
-         [--report PATH] [--interfere-report PATH] [--scene falling_meshes|stack|chain] [--gap M]"
+         [--report PATH] [--interfere-report PATH] [--scene falling_meshes|stack|chain|ragdoll] [--gap M]"
     );
     std::process::exit(2)
 }
@@ -658,15 +659,23 @@ fn interfere_ratios(
 }
 
 fn main() {
-    // `--scene chain [--frames N] [--report PATH]`: the joints scene (see `chain.rs`), apart
-    // from the contact scenes' options.
+    // `--scene chain|ragdoll [--frames N] [--report PATH]`: the joint scenes (see `chain.rs`,
+    // `ragdoll.rs`), apart from the contact scenes' options.
     let raw: Vec<String> = std::env::args().skip(1).collect();
-    if raw.windows(2).any(|w| w[0] == "--scene" && w[1] == "chain") {
+    let joint_scene = raw
+        .windows(2)
+        .find(|w| w[0] == "--scene" && (w[1] == "chain" || w[1] == "ragdoll"))
+        .map(|w| w[1].clone());
+    if let Some(joint_scene) = joint_scene {
         let value = |name: &str| raw.windows(2).find(|w| w[0] == name).map(|w| w[1].clone());
         let frames = value("--frames")
             .and_then(|v| v.parse().ok())
             .unwrap_or(1200);
-        let report = chain::run(frames);
+        let report = if joint_scene == "chain" {
+            chain::run(frames)
+        } else {
+            ragdoll::run(frames)
+        };
         let text = serde_json::to_string_pretty(&report).expect("a JSON value");
         println!("{text}");
         if let Some(path) = value("--report")

@@ -166,7 +166,8 @@ joint_component!(PrismaticJoint, "A slider along the joint axis." {
 
 joint_component!(SphericalJoint, "A ball joint." {
     swing_limit: Option<f32> = None, #[doc = "The largest angle (radians) between the two bodies' joint axes."]
-} => |s| JointKind::Spherical { swing_limit: s.swing_limit.map(f64::from) });
+    twist_limit: Option<Vec2> = None, #[doc = "The twist's range `(min, max)` about the joint axis in radians, within `[-π, π]`."]
+} => |s| JointKind::Spherical { swing_limit: s.swing_limit.map(f64::from), twist_limit: limit(s.twist_limit) });
 
 joint_component!(DistanceJoint, "Keeps the anchors' distance within a range: a rope, a rod or (with compliance) a spring." {
     min_distance: f32 = 0.0, #[doc = "Shortest distance."]
@@ -205,6 +206,12 @@ impl SphericalJoint {
     /// With a swing cone (radians).
     pub fn with_swing_limit(mut self, angle: f32) -> Self {
         self.swing_limit = Some(angle);
+        self
+    }
+
+    /// With a twist range about the joint axis (radians).
+    pub fn with_twist_limits(mut self, min: f32, max: f32) -> Self {
+        self.twist_limit = Some(Vec2::new(min, max));
         self
     }
 }

@@ -14,7 +14,7 @@
 //! | [`JointKind::Fixed`] | all six | — |
 //! | [`JointKind::Revolute`] | anchors together, axes aligned | the angle about X |
 //! | [`JointKind::Prismatic`] | rotation, the anchors' offset across X | the offset along X |
-//! | [`JointKind::Spherical`] | anchors together | rotation (swing cone about X) |
+//! | [`JointKind::Spherical`] | anchors together | rotation (swing cone about X, twist range about X) |
 //! | [`JointKind::Distance`] | the anchors' distance within `[min, max]` | the rest |
 
 use crate::body::Body;
@@ -176,6 +176,10 @@ pub enum JointKind {
         /// The largest angle (radians, below π) between the frames' X axes.
         #[serde(default)]
         swing_limit: Option<f64>,
+        /// The range (radians, within `[−π, π]`) of the twist about the X axes: the angle of the
+        /// twist part of the swing–twist decomposition of B's frame relative to A's.
+        #[serde(default)]
+        twist_limit: Option<JointLimit>,
     },
     /// Keeps the anchors' distance within `[min, max]`: a rope (`min = 0`), a rod (`min = max`)
     /// or, with [`JointCompliance`], a spring of rest length `min = max`.
@@ -354,12 +358,26 @@ impl Joint {
                 limit(l)?;
                 motor(m)
             }
-            JointKind::Spherical { swing_limit } => match swing_limit {
-                Some(s) if !(s.is_finite() && (0.0..std::f64::consts::PI).contains(&s)) => {
-                    Err(JointError::BadLimit { min: 0.0, max: s })
+            JointKind::Spherical {
+                swing_limit,
+                twist_limit,
+            } => {
+                if let Some(s) = swing_limit
+                    && !(s.is_finite() && (0.0..std::f64::consts::PI).contains(&s))
+                {
+                    return Err(JointError::BadLimit { min: 0.0, max: s });
                 }
-                _ => Ok(()),
-            },
+                limit(twist_limit)?;
+                if let Some(l) = twist_limit
+                    && (l.min < -std::f64::consts::PI || l.max > std::f64::consts::PI)
+                {
+                    return Err(JointError::BadLimit {
+                        min: l.min,
+                        max: l.max,
+                    });
+                }
+                Ok(())
+            }
             JointKind::Distance { min, max } => {
                 limit(Some(JointLimit { min, max }))?;
                 if min < 0.0 {

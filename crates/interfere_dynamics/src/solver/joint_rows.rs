@@ -184,9 +184,35 @@ impl Builder<'_> {
         motor: Option<JointMotor>,
         soft: Option<(f64, f64)>,
     ) {
+        self.free_in(
+            (LIMIT_LO, LIMIT_HI),
+            class,
+            row,
+            p,
+            wrap,
+            limit,
+            motor,
+            soft,
+        );
+    }
+
+    /// [`Self::free`] with the limit's two rows in the slots `(lo, hi)` (a joint with two
+    /// limited coordinates keeps their impulses apart).
+    #[allow(clippy::too_many_arguments)]
+    fn free_in(
+        &mut self,
+        (lo, hi): (usize, usize),
+        class: Class,
+        row: Row,
+        p: f64,
+        wrap: bool,
+        limit: Option<JointLimit>,
+        motor: Option<JointMotor>,
+        soft: Option<(f64, f64)>,
+    ) {
         let h = self.h;
         if let Some(l) = limit {
-            for (slot, c, below) in [(LIMIT_LO, p - l.min, true), (LIMIT_HI, p - l.max, false)] {
+            for (slot, c, below) in [(lo, p - l.min, true), (hi, p - l.max, false)] {
                 if !c.is_finite() {
                     continue;
                 }
@@ -318,8 +344,34 @@ pub(super) fn build_rows(
                 rows.free(Class::Linear, row, ua.dot(d), false, limit, motor, soft_lin);
             }
         }
-        JointKind::Spherical { swing_limit } => {
+        JointKind::Spherical {
+            swing_limit,
+            twist_limit,
+        } => {
             point_lock(&mut rows);
+            if let Some(limit) = twist_limit {
+                // Twist about X: the angle of the twist part of B's frame relative to A's
+                // (swing–twist decomposition, q = swing · twist in A's axes), on a row about the
+                // bisector of the two X axes. The angular locks' slots (3, 4) are free here.
+                let mut q = qa.inverse() * qb;
+                if q.w < 0.0 {
+                    q = -q;
+                }
+                let psi = wrap_angle(2.0 * q.x.atan2(q.w));
+                if let Some(n) = (ua + ub).try_normalize() {
+                    let row = Row::new(DVec3::ZERO, n, n, sa, sbb);
+                    rows.free_in(
+                        (3, 4),
+                        Class::Angular,
+                        row,
+                        psi,
+                        true,
+                        Some(limit),
+                        None,
+                        soft_ang,
+                    );
+                }
+            }
             if let Some(max) = swing_limit {
                 let c = ua.cross(ub);
                 let s = c.length();

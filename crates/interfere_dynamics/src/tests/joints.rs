@@ -78,7 +78,10 @@ fn pendulum_period_is_the_analytic_one() {
             limit: None,
             motor: None,
         },
-        JointKind::Spherical { swing_limit: None },
+        JointKind::Spherical {
+            swing_limit: None,
+            twist_limit: None,
+        },
     ] {
         let mut sim = world(4);
         let pivot = DVec3::new(0.0, 0.0, 2.0);
@@ -129,7 +132,10 @@ fn joints_hold_within_a_millimetre_at_rest() {
             limit: Some(JointLimit::new(-0.2, 0.2)),
             motor: None,
         },
-        JointKind::Spherical { swing_limit: None },
+        JointKind::Spherical {
+            swing_limit: None,
+            twist_limit: None,
+        },
         JointKind::Distance { min: 0.0, max: 0.5 },
     ];
     for kind in kinds {
@@ -332,7 +338,10 @@ fn undriven_mechanisms_never_gain_energy() {
             let link = ball(&mut sim, 1.0, 0.05, centre);
             let j = joint_at(
                 &sim,
-                JointKind::Spherical { swing_limit: None },
+                JointKind::Spherical {
+                    swing_limit: None,
+                    twist_limit: None,
+                },
                 prev,
                 link,
                 prev_end,
@@ -499,7 +508,10 @@ fn joined_bodies_sleep_and_wake_as_one_island() {
     for (a, b, p) in [(top, upper, 3.0), (upper, lower, 2.5)] {
         let j = joint_at(
             &sim,
-            JointKind::Spherical { swing_limit: None },
+            JointKind::Spherical {
+                swing_limit: None,
+                twist_limit: None,
+            },
             a,
             b,
             DVec3::new(0.0, 0.0, p),
@@ -550,7 +562,10 @@ fn a_chain_holds_a_hundred_times_heavier_load() {
         };
         let j = joint_at(
             &sim,
-            JointKind::Spherical { swing_limit: None },
+            JointKind::Spherical {
+                swing_limit: None,
+                twist_limit: None,
+            },
             prev,
             link,
             end,
@@ -738,6 +753,7 @@ fn ragdoll(sim: &mut Simulation, lift: DVec3) -> (Vec<BodyHandle>, Vec<JointHand
     };
     let swing = |s: f64| JointKind::Spherical {
         swing_limit: Some(s),
+        twist_limit: None,
     };
     let hinge = |min: f64, max: f64| JointKind::Revolute {
         limit: Some(JointLimit::new(min, max)),
@@ -867,4 +883,114 @@ fn a_motorised_car_drives_at_its_wheels_speed() {
         speed * r
     );
     assert!(v.y.abs() < 0.05 && tilt < 0.05, "veered: {v}, tilt {tilt}");
+}
+
+/// The twist of a spherical joint (B's frame relative to A's about A's X axis), by the
+/// swing–twist decomposition done the long way: the shortest rotation taking X to B's X axis
+/// (the swing) is undone, and what is left is a rotation about X.
+fn twist_and_swing(sim: &Simulation, h: JointHandle) -> (f64, f64) {
+    let j = sim.joint(h).unwrap();
+    let (a, b) = sim.joint_bodies(h).unwrap();
+    let qa = j.frame_a.world_rotation(sim.body(a).unwrap());
+    let qb = j.frame_b.world_rotation(sim.body(b).unwrap());
+    let q = qa.inverse() * qb;
+    let u = q * DVec3::X;
+    let swing = DQuat::from_rotation_arc(DVec3::X, u);
+    let mut t = swing.inverse() * q;
+    if t.w < 0.0 {
+        t = -t;
+    }
+    (2.0 * t.x.atan2(t.w), DVec3::X.angle_between(u))
+}
+
+/// Twist limits: a box on a ball joint at its centre (no damping, no gravity torque), spun about
+/// the joint axis and swung at once, twists up to its limit and no farther (1e-3 rad), in both
+/// directions, with and without a swing cone (which holds too), and its energy never grows.
+#[test]
+fn twist_limits_hold() {
+    for (spin, swing_limit) in [
+        (4.0, None),
+        (-4.0, None),
+        (4.0, Some(0.5)),
+        (-6.0, Some(0.5)),
+    ] {
+        let mut sim = world(4);
+        let pivot = anchor(&mut sim, DVec3::new(0.0, 0.0, 2.0));
+        let props = MassProperties {
+            volume: 0.004,
+            mass: 1.0,
+            center_of_mass: DVec3::ZERO,
+            inertia: DMat3::from_diagonal(DVec3::new(0.002, 0.004, 0.005)),
+        };
+        let body = Body::dynamic(&props, DVec3::new(0.0, 0.0, 2.0), DQuat::IDENTITY)
+            .unwrap()
+            .with_velocity(DVec3::ZERO, DVec3::new(spin, 1.5, -1.0));
+        let b = sim.insert(body, None).unwrap();
+        let (min, max) = (-0.4, 0.3);
+        let j = joint_at(
+            &sim,
+            JointKind::Spherical {
+                swing_limit,
+                twist_limit: Some(JointLimit::new(min, max)),
+            },
+            pivot,
+            b,
+            DVec3::new(0.0, 0.0, 2.0),
+            DVec3::X,
+        );
+        let h = sim.insert_joint(pivot, b, j).unwrap();
+        let e0 = energy(&sim);
+        let (mut lowest, mut highest, mut widest) = (0.0f64, 0.0f64, 0.0f64);
+        for _ in 0..180 {
+            sim.step();
+            let (twist, swing) = twist_and_swing(&sim, h);
+            lowest = lowest.min(twist);
+            highest = highest.max(twist);
+            widest = widest.max(swing);
+            assert!(
+                twist >= min - 1e-3 && twist <= max + 1e-3,
+                "twist {twist} outside [{min}, {max}] (spin {spin}, swing {swing_limit:?})"
+            );
+            assert!(energy(&sim) <= e0 * (1.0 + 1e-9), "energy grew");
+        }
+        if spin > 0.0 {
+            assert!(
+                highest > max - 0.02,
+                "never reached the upper limit: {highest}"
+            );
+        } else {
+            assert!(
+                lowest < min + 0.02,
+                "never reached the lower limit: {lowest}"
+            );
+        }
+        if let Some(s) = swing_limit {
+            assert!(widest <= s + 1e-3, "swing {widest} past {s}");
+        }
+    }
+}
+
+/// A refused twist range: outside `[−π, π]`, or min above max.
+#[test]
+fn bad_twist_limits_are_refused() {
+    let mut sim = world(4);
+    let a = anchor(&mut sim, DVec3::ZERO);
+    let b = ball(&mut sim, 1.0, 0.1, DVec3::X);
+    for (min, max) in [(-4.0, 0.0), (0.5, -0.5), (0.0, f64::NAN)] {
+        let j = joint_at(
+            &sim,
+            JointKind::Spherical {
+                swing_limit: None,
+                twist_limit: Some(JointLimit { min, max }),
+            },
+            a,
+            b,
+            DVec3::ZERO,
+            DVec3::X,
+        );
+        assert!(
+            matches!(sim.insert_joint(a, b, j), Err(JointError::BadLimit { .. })),
+            "({min}, {max}) accepted"
+        );
+    }
 }
