@@ -82,7 +82,7 @@ pub use joint::{
 pub use query::capsule_cast::{Capsule, CapsuleContact, CapsuleHit};
 pub use query::{QueryFilter, RayHit};
 pub use scene::{
-    AdaptiveSpec, BodySpec, BuiltScene, CharacterSpec, KindSpec, PrimitiveSpec, Scene,
+    AdaptiveSpec, BodySpec, BuiltScene, CharacterSpec, ContactSpec, KindSpec, PrimitiveSpec, Scene,
     SceneCharacter, SceneError, ShapeSpec,
 };
 pub use simulation::hooks::{ContactHook, HookedPair};

@@ -312,6 +312,22 @@ impl Scene {
             .enumerate()
             .map(|(i, spec)| build_character(self, &file, i, spec, &names, &handles))
             .collect::<Result<_, _>>()?;
+        let overrides = self
+            .contacts
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| build_contact(&file, i, spec, &names, &handles))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !overrides.is_empty() {
+            simulation.set_contact_hook(Some(Box::new(move |pair: &mut crate::HookedPair<'_>| {
+                for o in &overrides {
+                    if let Some(verdict) = o.apply(pair) {
+                        return verdict;
+                    }
+                }
+                true
+            })));
+        }
         Ok(BuiltScene {
             simulation,
             names,
@@ -343,6 +359,107 @@ impl Scene {
 }
 
 /// Adds joint `i` between its named bodies.
+/// A scene's contact override ([`ContactSpec`]) with its bodies found (`None`: any body).
+struct ContactOverride {
+    bodies: [Option<BodyHandle>; 2],
+    enabled: bool,
+    friction: Option<f64>,
+    restitution: Option<f64>,
+    surface_velocity: Option<DVec3>,
+}
+
+impl ContactOverride {
+    /// What the override does to `pair` when it matches it: `Some(false)` drops the pair,
+    /// `Some(true)` keeps it (with the override's values); `None` when it does not match.
+    fn apply(&self, pair: &mut crate::HookedPair<'_>) -> Option<bool> {
+        let fits = |x: Option<BodyHandle>, h: BodyHandle| x.is_none_or(|x| x == h);
+        let first = if fits(self.bodies[0], pair.a) && fits(self.bodies[1], pair.b) {
+            pair.a
+        } else if fits(self.bodies[0], pair.b) && fits(self.bodies[1], pair.a) {
+            pair.b
+        } else {
+            return None;
+        };
+        if !self.enabled {
+            return Some(false);
+        }
+        if self.friction.is_some() {
+            pair.friction = self.friction;
+        }
+        if self.restitution.is_some() {
+            pair.restitution = self.restitution;
+        }
+        if let Some(v) = self.surface_velocity {
+            pair.set_surface_velocity(first, v);
+        }
+        Some(true)
+    }
+}
+
+/// A scene contact override: named bodies (or `"*"`), a friction not negative, a restitution in
+/// `[0, 1]`, a finite surface velocity on a named first body.
+fn build_contact(
+    file: &Path,
+    i: usize,
+    spec: &ContactSpec,
+    names: &[String],
+    handles: &[BodyHandle],
+) -> Result<ContactOverride, SceneError> {
+    let invalid = |field: &str, reason: String| SceneError::Invalid {
+        file: file.to_path_buf(),
+        field: format!("contacts[{i}]{field}"),
+        body: None,
+        reason,
+    };
+    let mut bodies = [None; 2];
+    for (k, name) in spec.bodies.iter().enumerate() {
+        if name != "*" {
+            let found = names.iter().position(|n| n == name).ok_or_else(|| {
+                invalid(
+                    &format!(".bodies[{k}]"),
+                    format!("no body named '{name}' in the scene (\"*\" names any body)"),
+                )
+            })?;
+            bodies[k] = Some(handles[found]);
+        }
+    }
+    if let Some(f) = spec.friction
+        && !(f.is_finite() && f >= 0.0)
+    {
+        return Err(invalid(
+            ".friction",
+            format!("{} is not finite and >= 0", num(f)),
+        ));
+    }
+    if let Some(r) = spec.restitution
+        && !(0.0..=1.0).contains(&r)
+    {
+        return Err(invalid(
+            ".restitution",
+            format!("{} is not in [0, 1]", num(r)),
+        ));
+    }
+    let surface_velocity = spec.surface_velocity.map(DVec3::from_array);
+    if let Some(v) = surface_velocity {
+        if !v.is_finite() {
+            return Err(invalid(".surface_velocity", format!("{v} is not finite")));
+        }
+        if bodies[0].is_none() {
+            return Err(invalid(
+                ".bodies[0]",
+                "a surface velocity belongs to a named first body, not \"*\"".into(),
+            ));
+        }
+    }
+    Ok(ContactOverride {
+        bodies,
+        enabled: spec.enabled,
+        friction: spec.friction,
+        restitution: spec.restitution,
+        surface_velocity,
+    })
+}
+
 /// A scene character: its body must be a kinematic body of the scene; its controller, path
 /// and speed valid.
 fn build_character(

@@ -51,6 +51,11 @@ pub struct Scene {
     /// none).
     #[serde(default)]
     pub characters: Vec<CharacterSpec>,
+    /// Contact overrides between named bodies, a contact hook written as data: drop a pair's
+    /// forces, set its friction or restitution, or move a body's surface (a conveyor belt)
+    /// (default none).
+    #[serde(default)]
+    pub contacts: Vec<ContactSpec>,
     /// The file the scene was read from (set by [`Scene::load`] and [`Scene::from_json`]; not
     /// part of the JSON): build errors name it.
     #[serde(skip)]
@@ -245,6 +250,32 @@ pub struct CharacterSpec {
     /// Walking speed, m/s (default 1.5).
     #[serde(default = "default_walk_speed")]
     pub speed: f64,
+}
+
+/// A contact override ([`crate::ContactHook`]) for the pairs of two named bodies, `"*"` naming
+/// any body; the first entry that matches a pair applies to it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactSpec {
+    /// The two bodies (`"*"`: any body).
+    pub bodies: [String; 2],
+    /// Whether the pair exerts contact forces (default true; a dropped pair is still reported).
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    /// The pair's friction coefficient (default the bodies' combined one).
+    #[serde(default)]
+    pub friction: Option<f64>,
+    /// The pair's restitution, in `[0, 1]` (default the bodies' combined one).
+    #[serde(default)]
+    pub restitution: Option<f64>,
+    /// The first body's surface velocity under what touches it, world axes, m/s (a conveyor
+    /// belt; the first body must be named).
+    #[serde(default)]
+    pub surface_velocity: Option<[f64; 3]>,
+}
+
+fn enabled() -> bool {
+    true
 }
 
 fn default_walk_speed() -> f64 {

@@ -131,6 +131,79 @@ fn joints_in_a_scene_file() {
     assert!(longest <= 1.0 + 1e-3, "rope stretched to {longest} m");
     let v = sim.bodies()[chassis].linear_velocity.x;
     assert!((v / 1.2 - 1.0).abs() < 0.1, "car at {v} m/s");
+    // The belt (a contact override in the file) carries the parcel at its 0.5 m/s.
+    let parcel = sim.bodies()[id("parcel")].linear_velocity.x;
+    assert!((parcel / 0.5 - 1.0).abs() < 0.05, "parcel at {parcel} m/s");
+}
+
+/// A dropped pair in a scene file: the ball falls through the slab it would rest on (and the
+/// pair is still reported as interfering on the way); restitution 1 for the ball and the ground
+/// bounces it back up.
+#[test]
+fn contact_overrides_in_a_scene_file() {
+    let scene = |contacts: &str| {
+        format!(
+            r#"{{ "planes": [{{ "normal": [0, 0, 1] }}], "bodies": [
+                {{ "name": "slab", "kind": "static", "shape": {{ "cuboid": {{ "half_extents": [1, 1, 0.05] }} }}, "position": [0, 0, 1] }},
+                {{ "name": "ball", "shape": {{ "primitive": {{ "sphere": {{ "radius": 0.1 }} }} }}, "position": [0, 0, 1.5] }}
+            ], "contacts": [ {contacts} ] }}"#
+        )
+    };
+    let run = |contacts: &str| {
+        let mut built = Scene::from_json(&scene(contacts), Path::new("s.json"))
+            .unwrap()
+            .build()
+            .unwrap();
+        let ball = built.handles[built.names.iter().position(|n| n == "ball").unwrap()];
+        let mut lowest = f64::INFINITY;
+        let mut bounced = 0.0f64;
+        for step in 0..240 {
+            built.step();
+            let z = built.simulation.body(ball).unwrap().position.z;
+            lowest = lowest.min(z);
+            if step > 60 {
+                bounced = bounced.max(z);
+            }
+        }
+        (lowest, bounced)
+    };
+    let (lowest, _) = run("");
+    assert!(lowest > 1.0, "the slab held the ball: lowest {lowest}");
+    let (lowest, bounced) = run(r#"{ "bodies": ["slab", "ball"], "enabled": false },
+        { "bodies": ["*", "ball"], "restitution": 1.0 }"#);
+    assert!(
+        lowest < 0.2,
+        "the ball went through the slab to the ground: lowest {lowest}"
+    );
+    assert!(bounced > 1.0, "restitution 1 bounced it back up: {bounced}");
+}
+
+#[test]
+fn bad_contact_overrides_name_the_field() {
+    let err = |contact: &str| {
+        let text = format!(
+            r#"{{ "bodies": [
+                {{ "name": "a", "kind": "static", "shape": {{ "primitive": {{ "sphere": {{ "radius": 0.1 }} }} }} }}
+            ], "contacts": [ {contact} ] }}"#
+        );
+        Scene::from_json(&text, Path::new("s.json"))
+            .and_then(|s| s.build().map(|_| ()))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(r#"{ "bodies": ["a", "b"] }"#);
+    assert!(
+        e.contains("contacts[0].bodies[1]") && e.contains("'b'"),
+        "{e}"
+    );
+    let e = err(r#"{ "bodies": ["a", "*"], "friction": -1 }"#);
+    assert!(e.contains("contacts[0].friction"), "{e}");
+    let e = err(r#"{ "bodies": ["a", "*"], "restitution": 2 }"#);
+    assert!(e.contains("contacts[0].restitution"), "{e}");
+    let e = err(r#"{ "bodies": ["*", "a"], "surface_velocity": [1, 0, 0] }"#);
+    assert!(e.contains("contacts[0].bodies[0]"), "{e}");
+    let e = err(r#"{ "bodies": ["a", "*"], "speed": 1 }"#);
+    assert!(e.contains("speed"), "{e}");
 }
 
 #[test]
