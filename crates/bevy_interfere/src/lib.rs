@@ -87,7 +87,7 @@ pub use messages::{
 #[cfg(feature = "overlay")]
 pub use overlay::{InterfereOverlayPlugin, OverlayState};
 pub use settings::{Backend, ColliderPreparation, PhysicsSettings, PhysicsStats};
-pub use spatial_query::{RayHitData, SpatialQuery, SpatialQueryFilter};
+pub use spatial_query::{RayHitData, ShapeHitData, SpatialQuery, SpatialQueryFilter};
 pub use step::ContactBackends;
 pub use world::PhysicsWorld;
 
@@ -110,7 +110,8 @@ pub mod prelude {
     };
     pub use crate::{Character, CharacterContact, CharacterOutput, CharacterPlugin};
     pub use crate::{
-        CollisionLayers, LayerMask, RayHitData, Sensor, SpatialQuery, SpatialQueryFilter,
+        CollisionLayers, LayerMask, RayHitData, Sensor, ShapeHitData, SpatialQuery,
+        SpatialQueryFilter,
     };
     pub use crate::{
         DistanceJoint, FixedJoint, JointBroken, JointForces, JointPlugin, PrismaticJoint,

@@ -1,5 +1,5 @@
 //! Spatial queries from systems: the [`SpatialQuery`] system parameter answers ray casts, point
-//! containment, shape intersection and box queries over the simulation's current state (as of
+//! containment, shape intersection, capsule casts and box queries over the simulation's current state (as of
 //! the last fixed step), with entities instead of body handles and an entity-based
 //! [`SpatialQueryFilter`]. Every query is `interfere_dynamics::query` underneath: rays are cast
 //! with a watertight exact hit test through each mesh's tree, point containment and shape
@@ -102,6 +102,21 @@ pub struct RayHitData {
     pub triangle: Option<u32>,
 }
 
+/// Where a capsule cast first touches a body.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeHitData {
+    /// The entity touched.
+    pub entity: Entity,
+    /// How far the capsule travelled along the direction before touching.
+    pub distance: f32,
+    /// The body's point touched.
+    pub point: Vec3,
+    /// The normal at the contact, from the body towards the capsule.
+    pub normal: Vec3,
+    /// The triangle touched, for a mesh.
+    pub triangle: Option<u32>,
+}
+
 /// A system parameter for spatial queries over the physics world (see the module
 /// documentation). It reads [`PhysicsWorld`], so it sees the state of the last fixed step.
 #[derive(SystemParam)]
@@ -137,6 +152,37 @@ impl SpatialQuery<'_> {
             )
         })
         .and_then(|h| hit_data(pw, &h))
+    }
+
+    /// The first body a capsule (the points within `radius` of the segment `a`–`b`; a sphere
+    /// when they coincide) moving along `direction` for up to `max_distance` touches, exactly
+    /// (`interfere_dynamics::Simulation::cast_capsule`): a contact it starts in counts only when
+    /// the motion pushes further in, and surfaces it only grazes (the coplanar edges of a
+    /// tessellated floor) do not stop it. `None` for a non-finite segment or a radius not above 0.
+    pub fn cast_capsule(
+        &self,
+        a: Vec3,
+        b: Vec3,
+        radius: f32,
+        direction: Dir3,
+        max_distance: f32,
+        filter: &SpatialQueryFilter,
+    ) -> Option<ShapeHitData> {
+        let pw = &*self.world;
+        let capsule =
+            interfere_dynamics::Capsule::new(a.as_dvec3(), b.as_dvec3(), f64::from(radius))?;
+        let max = f64::from(max_distance.max(0.0));
+        let translation = direction.as_vec3().as_dvec3() * max;
+        let hit = with_filter(pw, filter, |f| {
+            pw.simulation().cast_capsule(&capsule, translation, f)
+        })?;
+        Some(ShapeHitData {
+            entity: pw.entity_of(hit.body)?,
+            distance: (hit.fraction * max) as f32,
+            point: hit.point.as_vec3(),
+            normal: hit.normal.as_vec3(),
+            triangle: hit.triangle,
+        })
     }
 
     /// Every surface crossing of the ray within `max_distance`, nearest first (a ray through a

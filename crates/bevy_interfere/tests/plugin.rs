@@ -833,6 +833,7 @@ struct Seen {
     points: [Vec<Entity>; 2],
     shapes: Vec<Entity>,
     boxed: Vec<Entity>,
+    capsule: Option<ShapeHitData>,
 }
 
 /// The entity named "target".
@@ -868,6 +869,14 @@ fn cast_rays(query: SpatialQuery, target: Res<Target>, mut seen: ResMut<Seen>) {
     )
     .unwrap();
     seen.shapes = query.shape_intersections(&probe, Vec3::new(1.0, 1.0, 0.0), Quat::IDENTITY, &all);
+    seen.capsule = query.cast_capsule(
+        Vec3::new(-1.0, 3.0, 0.0),
+        Vec3::new(-1.0, 3.5, 0.0),
+        0.25,
+        Dir3::NEG_Y,
+        100.0,
+        &all,
+    );
     seen.boxed = query.aabb_intersections_with_aabb(
         bevy::math::bounding::Aabb3d::new(Vec3::new(1.0, 1.5, 0.0), Vec3::splat(0.1)),
         &all,
@@ -876,7 +885,8 @@ fn cast_rays(query: SpatialQuery, target: Res<Target>, mut seen: ResMut<Seen>) {
 
 /// A system's ray cast hits the expected entity with the right normal, distance and point;
 /// exclusion, a layer mask and a predicate let it through to the ground; a solid ray from inside
-/// hits at 0; point, shape and box queries name the right entities.
+/// hits at 0; point, shape and box queries name the right entities; a capsule cast lands on the
+/// ground at the analytic distance.
 #[test]
 fn spatial_query_from_a_system() {
     let mut app = app(Backend::Cpu, None);
@@ -942,6 +952,15 @@ fn spatial_query_from_a_system() {
     assert_eq!(seen.points, [vec![t], vec![g]]);
     assert_eq!(seen.shapes, [g, t]);
     assert_eq!(seen.boxed, [t]);
+    // A capsule dropped beside the target lands on the ground: its lowest point travels 2.75 m.
+    let c = seen.capsule.expect("the capsule lands");
+    assert_eq!(c.entity, g);
+    assert!((c.distance - 2.75).abs() < 1e-5, "{c:?}");
+    assert!((c.normal - Vec3::Y).length() < 1e-6, "{c:?}");
+    assert!(
+        (c.point - Vec3::new(-1.0, 0.0, 0.0)).length() < 1e-5,
+        "{c:?}"
+    );
 }
 
 /// What one run of [`drop_through_zone`] saw.
