@@ -540,3 +540,92 @@ fn coherent_narrow_phase_answers_as_the_full_traversal_every_step() {
         );
     }
 }
+
+/// The step in a rotated world: a scene and its copy turned by a rotation `R` (gravity, ground,
+/// bodies, velocities) should stay the same scene turned, to rounding, for as long as chaos lets
+/// them (the turned copy's positions mapped back by `R⁻¹` within 1e-9 m over the first second).
+///
+/// Ignored: it does not hold yet (issue 28). A primitive box and capsule dropped spinning and
+/// sliding onto a ground half-space: turned y-up they agree to 1.5e-13 m over the second; turned
+/// by 0.7 rad about (1, 2, 0.5) they agree to 1e-15 m in free fall, part by 2.3e-7 m in the step
+/// of the first contact, 3e-3 m ten steps later and 3.5e-2 m at 1 s (measured 2026-11-28). Two
+/// causes found, neither fixed: the friction rows are solved in the tangent basis
+/// `n.any_orthonormal_pair()`, which does not turn with the world, each row with its own diagonal
+/// effective mass (a Jacobi pair clamped to the cone). Found with the ragdoll of
+/// `a_ragdoll_falls_and_comes_to_rest` turned y-up (`benches/peer_compare --scene ragdoll`): it
+/// parts from the z-up one by 2.8e-3 m in the step of its first contact, and whether it ends at
+/// rest depends on the turn (z-up still from 11 s; a turn about (1, 2, 0.5) by 0.7 rad still
+/// rocking at 0.13 m/s at 20 s). Solving the two friction rows as a 2 × 2 block before the cone
+/// clamp made the y-up ragdoll follow the z-up one to 3e-10 m through its landing, but it is not
+/// Coulomb's law (the clamped block impulse need not oppose the slip: a sliding box's stopping
+/// distance moved past 1 %), so it was not kept; a rotation-invariant friction solve is open.
+/// With it the tilted ragdoll still parted by 4e-6 m in its landing: the four points of a
+/// primitive's contact region (`contact/primitive_pairs.rs`, `quadrant_points`) take the sign of
+/// their principal axis, hence their order in the Gauss–Seidel sweep, from the same world-fixed
+/// basis. Fixing that sign to the body's axes changed which turns of the ragdoll come to rest
+/// (the z-up one then rocked at 0.2 m/s): its rest depends on the order in which the four parts
+/// are swept, which is itself a finding for issue 28.
+#[test]
+#[ignore = "issue 28: the contact's friction basis does not turn with the world"]
+fn a_turned_scene_steps_as_the_scene_turned() {
+    let run = |r: DQuat| {
+        let mut settings = settings();
+        settings.world.gravity = r * DVec3::new(0.0, 0.0, -9.81);
+        let mut sim = Simulation::new(settings).unwrap();
+        let half = HalfSpace::new(r * DVec3::Z, DVec3::ZERO).unwrap();
+        add(
+            &mut sim,
+            (
+                Body::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap(),
+                Some(BodyShape::half_space(half)),
+            ),
+        );
+        let mut bodies = Vec::new();
+        for (p, at, q, v, w) in [
+            (
+                Primitive::cuboid(DVec3::new(0.3, 0.2, 0.1)).unwrap(),
+                DVec3::new(0.0, 0.0, 0.5),
+                DQuat::from_rotation_x(0.3),
+                DVec3::new(1.0, 0.3, 0.0),
+                DVec3::new(0.5, -1.0, 2.0),
+            ),
+            (
+                Primitive::capsule(0.2, 0.08).unwrap(),
+                DVec3::new(1.5, 0.0, 0.4),
+                DQuat::from_rotation_z(0.4) * DQuat::from_rotation_x(1.2),
+                DVec3::new(-0.5, 0.8, 0.0),
+                DVec3::new(0.0, 1.0, -1.5),
+            ),
+        ] {
+            let shape = Shape::from(p);
+            let body = Body::dynamic(&shape.mass_at(800.0).unwrap(), r * at, r * q)
+                .unwrap()
+                .with_velocity(r * v, r * w);
+            bodies.push(add(&mut sim, (body, Some(BodyShape::from_shape(shape)))));
+        }
+        (0..60)
+            .map(|_| {
+                sim.step();
+                bodies
+                    .iter()
+                    .map(|&b| r.inverse() * sim.body(b).unwrap().position)
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+    };
+    let base = run(DQuat::IDENTITY);
+    for r in [
+        DQuat::from_rotation_x(-std::f64::consts::FRAC_PI_2),
+        DQuat::from_axis_angle(DVec3::new(1.0, 2.0, 0.5).normalize(), 0.7),
+    ] {
+        let turned = run(r);
+        for (step, (a, b)) in base.iter().zip(&turned).enumerate() {
+            let d = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (*x - *y).length())
+                .fold(0.0, f64::max);
+            assert!(d < 1e-9, "step {step}: the turned scene is {d} m off");
+        }
+    }
+}
