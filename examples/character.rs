@@ -25,7 +25,6 @@ mod support;
 
 use bevy::prelude::*;
 use bevy_interfere::PhysicsWorld;
-use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
 use bevy_interfere::prelude::*;
 use interfere_geometry::{MeshOptions, Solid, TriMesh, load_mesh, shapes};
 use std::f32::consts::PI;
@@ -83,48 +82,17 @@ struct Watch {
     nan: bool,
 }
 
-/// The height of the capsule's centre resting on the staircase at `x` (its bottom sphere on the
-/// upper envelope of the floor, the treads and the convex edges).
+/// The height of the capsule's centre resting on the staircase at `x` (its bottom sphere, of
+/// radius `r`, on the stairs' upper envelope).
 fn on_stairs(x: f32, r: f32, half_length: f32) -> f32 {
-    let x = f64::from(x - STAIRS_X);
-    let (r, n) = (f64::from(r), STEPS as usize);
-    let (rise, tread) = (f64::from(RISE), f64::from(TREAD));
-    let top = |j: usize| (j + 1) as f64 * rise;
-    let mut z: f64 = r;
-    for j in 0..n {
-        if x >= j as f64 * tread && x <= (j + 1) as f64 * tread {
-            z = z.max(top(j) + r);
-        }
-    }
-    let mut edges: Vec<(f64, f64)> = (0..n).map(|j| (j as f64 * tread, top(j))).collect();
-    edges.push((n as f64 * tread, top(n - 1)));
-    for (ex, ez) in edges {
-        let dx = x - ex;
-        if dx.abs() <= r {
-            z = z.max(ez + (r * r - dx * dx).sqrt());
-        }
-    }
-    z as f32 + half_length
-}
-
-/// A static mesh body with its visual.
-fn spawn_static_mesh(
-    commands: &mut Commands,
-    meshes: &mut Assets<Mesh>,
-    material: &Handle<StandardMaterial>,
-    name: &str,
-    solid: Solid,
-    at: Transform,
-) {
-    commands.spawn((
-        Name::new(name.to_string()),
-        RigidBody::Static,
-        Mesh3d(meshes.add(bevy_mesh_from_trimesh(&solid, Shading::Flat))),
-        MeshMaterial3d(material.clone()),
-        Collider::solid(solid),
-        Friction::new(0.6),
-        at,
-    ));
+    let rest = shapes::staircase_rest_height(
+        f64::from(x - STAIRS_X),
+        STEPS,
+        f64::from(RISE),
+        f64::from(TREAD),
+        f64::from(r),
+    );
+    rest as f32 + half_length
 }
 
 /// The wedge of the ramp down: from the top of the stairs (height `h`) to the floor over
@@ -209,35 +177,51 @@ fn setup(
     // The floor: 64 × 64 quads per face (Z-up generator, symmetric).
     let floor =
         shapes::subdivided_cuboid(Vec3::new(20.0, 0.5, 6.0), 64).expect("a valid tessellated slab");
-    spawn_static_mesh(
+    let ground = |commands: &mut Commands,
+                  meshes: &mut Assets<Mesh>,
+                  name: &'static str,
+                  solid: Solid,
+                  material: &Handle<StandardMaterial>,
+                  at: Transform| {
+        support::spawn_static_solid(
+            commands,
+            meshes,
+            name,
+            solid,
+            material.clone(),
+            Some(0.6),
+            at,
+        );
+    };
+    ground(
         &mut commands,
         &mut meshes,
-        &grey,
         "floor",
         floor,
+        &grey,
         Transform::from_xyz(0.0, -0.5, 0.0),
     );
     // The staircase (generated climbing +x with Z up): turned to Y up.
     let stairs = shapes::staircase(STEPS, RISE, TREAD, 1.5).expect("a valid staircase");
-    spawn_static_mesh(
+    ground(
         &mut commands,
         &mut meshes,
-        &sand,
         "staircase",
         stairs,
+        &sand,
         Transform::from_xyz(STAIRS_X, 0.0, 0.0).with_rotation(Quat::from_rotation_x(-PI / 2.0)),
     );
-    spawn_static_mesh(
+    ground(
         &mut commands,
         &mut meshes,
-        &sand,
         "ramp",
         ramp(STEPS as f32 * RISE, 1.5),
+        &sand,
         Transform::from_xyz(stairs_top_x(), 0.0, 0.0),
     );
     let (solid, at, source) = hill(generated.0);
     commands.insert_resource(HillSource(source));
-    spawn_static_mesh(&mut commands, &mut meshes, &sand, "hill", solid, at);
+    ground(&mut commands, &mut meshes, "hill", solid, &sand, at);
     let half = Vec3::splat(CRATE_HALF);
     commands.spawn((
         Name::new("crate"),

@@ -613,10 +613,24 @@ pub fn spawn_static_cuboid(
     friction: Option<f32>,
     at: Transform,
 ) -> Entity {
-    use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
-    use bevy_interfere::prelude::{Collider, Friction, RigidBody};
     let solid =
         interfere_geometry::shapes::cuboid(half).expect("the examples' slabs are valid boxes");
+    spawn_static_solid(commands, meshes, name, solid, material, friction, at)
+}
+
+/// Spawns a static, flat-shaded closed mesh `solid` at `at` with its own collider, and
+/// `friction` when given (the body's default otherwise): floors, stairs, ramps and hills.
+pub fn spawn_static_solid(
+    commands: &mut Commands,
+    meshes: &mut Assets<Mesh>,
+    name: impl Into<std::borrow::Cow<'static, str>>,
+    solid: interfere_geometry::Solid,
+    material: Handle<StandardMaterial>,
+    friction: Option<f32>,
+    at: Transform,
+) -> Entity {
+    use bevy_interfere::mesh_convert::{Shading, bevy_mesh_from_trimesh};
+    use bevy_interfere::prelude::{Collider, Friction, RigidBody};
     let mut entity = commands.spawn((
         Name::new(name),
         RigidBody::Static,

@@ -25,8 +25,8 @@ const LOAD_MASS: f32 = 10.0;
 const LOAD_R: f32 = 0.1;
 const DAMPING: f32 = 0.1;
 const HZ: f64 = 60.0;
-const SUBSTEPS: usize = 4;
-const GRAVITY: f32 = 9.81;
+pub(crate) const SUBSTEPS: usize = 4;
+pub(crate) const GRAVITY: f32 = 9.81;
 
 /// One body of the chain: centre, mass, principal inertia, and the joint that hangs it from the
 /// body before it (world anchor).
@@ -127,6 +127,52 @@ pub(crate) fn headless() -> App {
     app
 }
 
+/// A headless app with avian3d at [`GRAVITY`] and [`SUBSTEPS`], ready to step.
+pub(crate) fn avian_app() -> App {
+    use avian3d::prelude::{Gravity, PhysicsPlugins, SubstepCount};
+    let mut app = headless();
+    app.add_plugins(PhysicsPlugins::default())
+        .insert_resource(Gravity(Vec3::new(0.0, -GRAVITY, 0.0)))
+        .insert_resource(SubstepCount(SUBSTEPS as u32));
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// A headless app with bevy_rapier3d in `FixedPostUpdate` at [`GRAVITY`], one rapier step per
+/// fixed step with [`SUBSTEPS`] solver iterations (its TGS-soft substeps), ready to step.
+pub(crate) fn rapier_app() -> App {
+    use bevy_rapier3d::prelude::{
+        NoUserData, RapierConfiguration, RapierContextInitialization, RapierPhysicsPlugin,
+        TimestepMode,
+    };
+    use bevy_rapier3d::rapier::dynamics::IntegrationParameters;
+    let integration_parameters = IntegrationParameters {
+        num_solver_iterations: SUBSTEPS,
+        ..IntegrationParameters::default()
+    };
+    let mut rapier_configuration = RapierConfiguration::new(1.0);
+    rapier_configuration.gravity = Vec3::new(0.0, -GRAVITY, 0.0);
+    let mut app = headless();
+    app.add_plugins(
+        RapierPhysicsPlugin::<NoUserData>::default()
+            .with_custom_initialization(
+                RapierContextInitialization::InitializeDefaultRapierContext {
+                    integration_parameters,
+                    rapier_configuration,
+                },
+            )
+            .in_schedule(FixedPostUpdate),
+    )
+    .insert_resource(TimestepMode::Fixed {
+        dt: (1.0 / HZ) as f32,
+        substeps: 1,
+    });
+    app.finish();
+    app.cleanup();
+    app
+}
+
 /// Steps `app` `frames` times; after each step, `error(world)` gives the worst anchor distance.
 fn run_app(
     engine: &'static str,
@@ -161,12 +207,7 @@ mod avian_chain {
     use avian3d::prelude::*;
 
     pub fn run(frames: u32) -> ChainRun {
-        let mut app = headless();
-        app.add_plugins(PhysicsPlugins::default());
-        app.insert_resource(Gravity(Vec3::new(0.0, -GRAVITY, 0.0)))
-            .insert_resource(SubstepCount(SUBSTEPS as u32));
-        app.finish();
-        app.cleanup();
+        let mut app = avian_app();
         let world = app.world_mut();
         let mut prev = world
             .spawn((RigidBody::Static, Transform::from_translation(pivot())))
@@ -224,36 +265,12 @@ mod avian_chain {
 mod rapier_chain {
     use super::*;
     use bevy_rapier3d::prelude::{
-        AdditionalMassProperties, Damping, ImpulseJoint, MassProperties, NoUserData,
-        RapierConfiguration, RapierContextInitialization, RapierPhysicsPlugin, RigidBody,
-        SphericalJointBuilder, TimestepMode,
+        AdditionalMassProperties, Damping, ImpulseJoint, MassProperties, RigidBody,
+        SphericalJointBuilder,
     };
-    use bevy_rapier3d::rapier::dynamics::IntegrationParameters;
 
     pub fn run(frames: u32) -> ChainRun {
-        let integration_parameters = IntegrationParameters {
-            num_solver_iterations: SUBSTEPS,
-            ..IntegrationParameters::default()
-        };
-        let mut rapier_configuration = RapierConfiguration::new(1.0);
-        rapier_configuration.gravity = Vec3::new(0.0, -GRAVITY, 0.0);
-        let mut app = headless();
-        app.add_plugins(
-            RapierPhysicsPlugin::<NoUserData>::default()
-                .with_custom_initialization(
-                    RapierContextInitialization::InitializeDefaultRapierContext {
-                        integration_parameters,
-                        rapier_configuration,
-                    },
-                )
-                .in_schedule(FixedPostUpdate),
-        );
-        app.insert_resource(TimestepMode::Fixed {
-            dt: (1.0 / HZ) as f32,
-            substeps: 1,
-        });
-        app.finish();
-        app.cleanup();
+        let mut app = rapier_app();
         let world = app.world_mut();
         let mut prev = world
             .spawn((RigidBody::Fixed, Transform::from_translation(pivot())))

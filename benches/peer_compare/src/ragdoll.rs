@@ -14,13 +14,11 @@
 //! rest, not the pose it ends in. Reported per engine: step times, the fastest body over the last
 //! 4 s, the worst joint anchor distance at the end, and the lowest body centre.
 
-use crate::chain::{ChainRun, headless};
+use crate::chain::{ChainRun, GRAVITY, SUBSTEPS, avian_app, rapier_app};
 use bevy::prelude::*;
 use std::f32::consts::PI;
 use std::time::Instant;
 
-const SUBSTEPS: usize = 4;
-const GRAVITY: f32 = 9.81;
 const DENSITY: f32 = 1000.0;
 const LIFT: f32 = 0.6;
 
@@ -191,7 +189,7 @@ fn finish(
     engine: &'static str,
     step_ms: Vec<f64>,
     per_frame: &[(f64, f64, f64)],
-    last_speeds: &[(Vec3, Quat, f32)],
+    last_speeds: &[Pose],
 ) -> ChainRun {
     let last4 = per_frame.len().saturating_sub(240);
     let fastest = per_frame[last4..].iter().map(|m| m.1).fold(0.0, f64::max);
@@ -216,17 +214,39 @@ fn finish(
     }
 }
 
+/// A body's position, rotation and speed after a step.
+type Pose = (Vec3, Quat, f32);
+
+/// Steps `state` `frames` times, timing `step` alone; after each step `observe` reads every
+/// body's pose and speed (in [`ragdoll`]'s order); the run's figures.
+fn run_frames<S>(
+    engine: &'static str,
+    state: &mut S,
+    frames: u32,
+    (pieces, joints): (&[Piece], &[JointDef]),
+    mut step: impl FnMut(&mut S),
+    mut observe: impl FnMut(&S) -> Vec<Pose>,
+) -> ChainRun {
+    let mut step_ms = Vec::new();
+    let mut per_frame = Vec::new();
+    let mut last = Vec::new();
+    for _ in 0..frames {
+        let t = Instant::now();
+        step(state);
+        step_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let poses = observe(state);
+        per_frame.push(measure(&poses, pieces, joints));
+        last = poses;
+    }
+    finish(engine, step_ms, &per_frame, &last)
+}
+
 mod avian_ragdoll {
     use super::*;
     use avian3d::prelude::*;
 
     pub fn run(frames: u32) -> ChainRun {
-        let mut app = headless();
-        app.add_plugins(PhysicsPlugins::default());
-        app.insert_resource(Gravity(Vec3::new(0.0, -GRAVITY, 0.0)))
-            .insert_resource(SubstepCount(SUBSTEPS as u32));
-        app.finish();
-        app.cleanup();
+        let mut app = avian_app();
         let (pieces, joints) = ragdoll();
         let world = app.world_mut();
         world.spawn((RigidBody::Static, Collider::half_space(Vec3::Y)));
@@ -278,29 +298,27 @@ mod avian_ragdoll {
                 )),
             };
         }
-        let mut step_ms = Vec::new();
-        let mut per_frame = Vec::new();
-        let mut last = Vec::new();
-        for _ in 0..frames {
-            let t = Instant::now();
-            app.update();
-            step_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let world = app.world();
-            let poses: Vec<(Vec3, Quat, f32)> = bodies
-                .iter()
-                .map(|&e| {
-                    let p = world.get::<Position>(e).map_or(Vec3::NAN, |p| p.0);
-                    let q = world.get::<Rotation>(e).map_or(Quat::NAN, |r| r.0);
-                    let v = world
-                        .get::<LinearVelocity>(e)
-                        .map_or(f32::NAN, |v| v.0.length());
-                    (p, q, v)
-                })
-                .collect();
-            per_frame.push(measure(&poses, &pieces, &joints));
-            last = poses;
-        }
-        finish("avian3d 0.7.0", step_ms, &per_frame, &last)
+        run_frames(
+            "avian3d 0.7.0",
+            &mut app,
+            frames,
+            (&pieces, &joints),
+            App::update,
+            |app| {
+                let world = app.world();
+                bodies
+                    .iter()
+                    .map(|&e| {
+                        let p = world.get::<Position>(e).map_or(Vec3::NAN, |p| p.0);
+                        let q = world.get::<Rotation>(e).map_or(Quat::NAN, |r| r.0);
+                        let v = world
+                            .get::<LinearVelocity>(e)
+                            .map_or(f32::NAN, |v| v.0.length());
+                        (p, q, v)
+                    })
+                    .collect()
+            },
+        )
     }
 }
 
@@ -308,35 +326,11 @@ mod rapier_ragdoll {
     use super::*;
     use bevy_rapier3d::prelude::{
         Collider, ColliderMassProperties, GenericJointBuilder, ImpulseJoint, JointAxesMask,
-        JointAxis, NoUserData, RapierConfiguration, RapierContextInitialization,
-        RapierPhysicsPlugin, RigidBody, Sleeping, TimestepMode, TypedJoint, Velocity,
+        JointAxis, RigidBody, Sleeping, TypedJoint, Velocity,
     };
-    use bevy_rapier3d::rapier::dynamics::IntegrationParameters;
 
     pub fn run(frames: u32) -> ChainRun {
-        let integration_parameters = IntegrationParameters {
-            num_solver_iterations: SUBSTEPS,
-            ..IntegrationParameters::default()
-        };
-        let mut rapier_configuration = RapierConfiguration::new(1.0);
-        rapier_configuration.gravity = Vec3::new(0.0, -GRAVITY, 0.0);
-        let mut app = headless();
-        app.add_plugins(
-            RapierPhysicsPlugin::<NoUserData>::default()
-                .with_custom_initialization(
-                    RapierContextInitialization::InitializeDefaultRapierContext {
-                        integration_parameters,
-                        rapier_configuration,
-                    },
-                )
-                .in_schedule(FixedPostUpdate),
-        );
-        app.insert_resource(TimestepMode::Fixed {
-            dt: (1.0 / 60.0) as f32,
-            substeps: 1,
-        });
-        app.finish();
-        app.cleanup();
+        let mut app = rapier_app();
         let (pieces, joints) = ragdoll();
         let world = app.world_mut();
         world.spawn((
@@ -396,28 +390,26 @@ mod rapier_ragdoll {
                 TypedJoint::GenericJoint(joint),
             ));
         }
-        let mut step_ms = Vec::new();
-        let mut per_frame = Vec::new();
-        let mut last = Vec::new();
-        for _ in 0..frames {
-            let t = Instant::now();
-            app.update();
-            step_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let world = app.world();
-            let poses: Vec<(Vec3, Quat, f32)> = bodies
-                .iter()
-                .map(|&e| {
-                    let t = world.get::<Transform>(e).copied().unwrap_or_default();
-                    let v = world
-                        .get::<Velocity>(e)
-                        .map_or(f32::NAN, |v| v.linear.length());
-                    (t.translation, t.rotation, v)
-                })
-                .collect();
-            per_frame.push(measure(&poses, &pieces, &joints));
-            last = poses;
-        }
-        finish("bevy_rapier3d 0.36.0", step_ms, &per_frame, &last)
+        run_frames(
+            "bevy_rapier3d 0.36.0",
+            &mut app,
+            frames,
+            (&pieces, &joints),
+            App::update,
+            |app| {
+                let world = app.world();
+                bodies
+                    .iter()
+                    .map(|&e| {
+                        let t = world.get::<Transform>(e).copied().unwrap_or_default();
+                        let v = world
+                            .get::<Velocity>(e)
+                            .map_or(f32::NAN, |v| v.linear.length());
+                        (t.translation, t.rotation, v)
+                    })
+                    .collect()
+            },
+        )
     }
 }
 
@@ -486,45 +478,36 @@ mod interfere_ragdoll {
             );
             sim.insert_joint(ba, bb, joint).expect("a joint");
         }
-        let mut step_ms = Vec::new();
-        let mut per_frame = Vec::new();
-        let mut last = Vec::new();
         let mut stages = [0.0f64; 4];
-        for _ in 0..frames {
-            let t = Instant::now();
-            sim.step();
-            step_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            let st = sim.stats();
-            for (k, v) in [
-                st.broad_phase_ms,
-                st.narrow_phase_ms,
-                st.volume_ms,
-                st.solver_ms,
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                stages[k] += v / f64::from(frames);
-            }
-            let poses: Vec<(Vec3, Quat, f32)> = bodies
-                .iter()
-                .map(|&h| {
-                    let b = sim.body(h).expect("a body");
-                    (
-                        b.position.as_vec3(),
-                        b.orientation.as_quat(),
-                        b.linear_velocity.length() as f32,
-                    )
-                })
-                .collect();
-            per_frame.push(measure(&poses, &pieces, &joints));
-            last = poses;
-        }
-        let mut run = finish(
+        let mut run = run_frames(
             "interfere (Simulation, in process)",
-            step_ms,
-            &per_frame,
-            &last,
+            &mut sim,
+            frames,
+            (&pieces, &joints),
+            Simulation::step,
+            |sim| {
+                let st = sim.stats();
+                let means = [
+                    st.broad_phase_ms,
+                    st.narrow_phase_ms,
+                    st.volume_ms,
+                    st.solver_ms,
+                ];
+                for (k, v) in means.into_iter().enumerate() {
+                    stages[k] += v / f64::from(frames);
+                }
+                bodies
+                    .iter()
+                    .map(|&h| {
+                        let b = sim.body(h).expect("a body");
+                        (
+                            b.position.as_vec3(),
+                            b.orientation.as_quat(),
+                            b.linear_velocity.length() as f32,
+                        )
+                    })
+                    .collect()
+            },
         );
         run.extra["stage_means_ms"] = serde_json::json!({
             "broad_phase": stages[0],

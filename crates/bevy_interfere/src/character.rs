@@ -43,7 +43,7 @@ use crate::{Collider, InterfereSystems, PhysicsSchedule};
 use bevy::ecs::schedule::ScheduleLabel;
 use bevy::platform::collections::HashSet;
 use bevy::prelude::*;
-use interfere_dynamics::{CharacterController, CharacterMove, QueryFilter};
+use interfere_dynamics::{CharacterController, CharacterMove};
 
 /// A character moved by the controller (see the module documentation).
 #[derive(Component, Clone, Debug, PartialEq)]
@@ -172,12 +172,7 @@ fn move_characters(
             continue; // not in the simulation yet (its collider is being prepared)
         };
         let translation = character.translation.take().unwrap_or(Vec3::ZERO);
-        let filter = match pw.sim.collider(h) {
-            Some(c) => QueryFilter::default()
-                .with_layers(c.layers)
-                .without_sensors(),
-            None => QueryFilter::default().without_sensors(),
-        };
+        let filter = pw.sim.character_filter(h);
         match pw
             .sim
             .move_character(h, &character.controller, translation.as_dvec3(), &filter)

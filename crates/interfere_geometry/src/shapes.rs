@@ -676,6 +676,30 @@ pub fn staircase(steps: u32, rise: f32, tread: f32, half_width: f32) -> Result<S
     checked_solid(SHAPE, vertices, triangles)
 }
 
+/// Where the centre of a ball of radius `radius` rests on [`staircase`]`(steps, rise, tread, _)`
+/// (and the floor `z = 0` around it) at `x` along the stairs: the height of the upper envelope
+/// of the floor, the treads and the staircase's convex edges (each step's nosing, and the top's
+/// back edge) raised by the ball — the analytic path of a ball or capsule rolled over the stairs.
+pub fn staircase_rest_height(x: f64, steps: u32, rise: f64, tread: f64, radius: f64) -> f64 {
+    let n = steps as usize;
+    let top = |j: usize| (j + 1) as f64 * rise;
+    let mut z = radius; // the floor
+    for j in 0..n {
+        if x >= j as f64 * tread && x <= (j + 1) as f64 * tread {
+            z = z.max(top(j) + radius);
+        }
+    }
+    let nosings = (0..n).map(|j| (j as f64 * tread, top(j)));
+    let back = (n > 0).then(|| (n as f64 * tread, top(n - 1)));
+    for (ex, ez) in nosings.chain(back) {
+        let dx = x - ex;
+        if dx.abs() <= radius {
+            z = z.max(ez + (radius * radius - dx * dx).sqrt());
+        }
+    }
+    z
+}
+
 /// A block of ground `2·half_size` square whose top is a rolling, rough surface over an
 /// `n × n` grid: height `amplitude · (sin sin + a sum of finer waves)` with phases from `seed`,
 /// the bottom flat at `−depth` (so the solid is closed), sides triangulated along the grid.
@@ -823,6 +847,15 @@ mod ground_tests {
             t.volume()
         );
         assert!(staircase(0, 0.2, 0.3, 0.5).is_err());
+        // A small ball's resting height: the floor away from the stairs, a tread's top in its
+        // middle, a nosing's top right over it, the top's back edge, and in between the arc
+        // over a nosing (`r² = dx² + dz²`).
+        let h = |x: f64| staircase_rest_height(x, 3, 0.2, 0.5, 0.1);
+        assert_eq!(h(-1.0), 0.1);
+        assert_eq!(h(0.75), 0.4 + 0.1);
+        assert!((h(1.0) - (0.6 + 0.1)).abs() < 1e-12);
+        assert!((h(1.55) - (0.6 + (0.01f64 - 0.0025).sqrt())).abs() < 1e-12);
+        assert!((h(0.95) - (0.6 + (0.01f64 - 0.0025).sqrt())).abs() < 1e-12);
         assert!(terrain(10.0, 1.0, 2.0, 8, 0).is_err());
     }
 }

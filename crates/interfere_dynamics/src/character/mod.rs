@@ -377,6 +377,17 @@ impl Simulation {
             .unwrap_or(DVec3::Z)
     }
 
+    /// What a character moving `character` collides with by default: the bodies its collider's
+    /// layers interact with, sensors skipped (all bodies but sensors without a collider). Pass it
+    /// to [`Simulation::move_character`], which leaves the character's own body out itself.
+    pub fn character_filter(&self, character: BodyHandle) -> QueryFilter<'static> {
+        let filter = QueryFilter::default().without_sensors();
+        match self.collider(character) {
+            Some(c) => filter.with_layers(c.layers),
+            None => filter,
+        }
+    }
+
     /// Moves a character capsule centred at `position` by `translation` with move-and-slide
     /// against the bodies the filter admits (exclude the character's own body), without changing
     /// the simulation (see the module documentation for the rules). The caller applies the
@@ -445,16 +456,17 @@ impl Simulation {
                     continue;
                 }
             }
+            planes.push(hit.normal);
             let mut next = if walkable && !rising {
                 // Along walkable ground the horizontal motion is kept and lifted onto the
-                // surface (what presses into it, gravity, is dropped).
+                // surface (what presses into it, gravity, is dropped), then kept off the planes
+                // touched before.
                 let horizontal = left - up * left.dot(up);
                 let lift = -hit.normal.dot(horizontal) / hit.normal.dot(up);
-                clip(horizontal + up * lift, &planes)
+                clip(horizontal + up * lift, &planes[..planes.len() - 1])
             } else {
-                clip(left, &[planes.as_slice(), &[hit.normal]].concat())
+                clip(left, &planes)
             };
-            planes.push(hit.normal);
             if !walkable && !rising && next.dot(up) > 0.0 {
                 // A steep slope (or a wall leaning back) is not climbed: slide along it level.
                 let e = hit.normal.cross(up);

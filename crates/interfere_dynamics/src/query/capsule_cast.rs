@@ -97,6 +97,21 @@ fn may_reach(body: &Body, shape: &Shape, lo: DVec3, hi: DVec3) -> bool {
 }
 
 impl Simulation {
+    /// The pieces of the bodies the filter admits whose world boxes (or half-spaces) may reach
+    /// the box `[lo, hi]`, with their bodies, by body id.
+    fn pieces_near<'s>(
+        &'s self,
+        filter: &'s QueryFilter<'_>,
+        lo: DVec3,
+        hi: DVec3,
+    ) -> impl Iterator<Item = (BodyHandle, Piece<'s>)> + 's {
+        self.admitted(filter)
+            .filter(move |(h, body, c)| {
+                may_reach(body, &c.shape, lo, hi) && filter.predicate_accepts(*h)
+            })
+            .flat_map(|(h, body, c)| pieces(body, &c.shape).into_iter().map(move |p| (h, p)))
+    }
+
     /// The first body that `capsule` touches when translated by `translation` (the whole path,
     /// `fraction ∈ [0, 1]`), with the contact normal and point. Contacts the capsule starts in
     /// count only when the translation pushes further in (`fraction` 0); a path that only grazes
@@ -116,34 +131,27 @@ impl Simulation {
         }
         let (lo, hi) = capsule.swept_bounds(translation);
         let mut best: Option<CapsuleHit> = None;
-        for (h, body, c) in self.admitted(filter) {
-            if !may_reach(body, &c.shape, lo, hi) || !filter.predicate_accepts(h) {
-                continue;
-            }
-            for piece in pieces(body, &c.shape) {
-                let hit: Option<CastHit> = match &piece {
-                    Piece::Primitive(p, pose) => {
-                        cast_capsule_primitive(capsule, translation, p, pose)
-                    }
-                    Piece::Mesh(m, pose) => {
-                        let (solid, tree) = m.shared();
-                        cast_capsule_mesh(capsule, translation, solid.mesh(), tree, pose)
-                    }
-                };
-                let Some(hit) = hit else { continue };
-                let found = CapsuleHit {
-                    body: h,
-                    fraction: hit.t,
-                    normal: hit.normal,
-                    point: hit.point,
-                    triangle: hit.triangle,
-                };
-                if best.is_none_or(|b| {
-                    (found.fraction, found.body.id(), found.triangle)
-                        < (b.fraction, b.body.id(), b.triangle)
-                }) {
-                    best = Some(found);
+        for (h, piece) in self.pieces_near(filter, lo, hi) {
+            let hit: Option<CastHit> = match &piece {
+                Piece::Primitive(p, pose) => cast_capsule_primitive(capsule, translation, p, pose),
+                Piece::Mesh(m, pose) => {
+                    let (solid, tree) = m.shared();
+                    cast_capsule_mesh(capsule, translation, solid.mesh(), tree, pose)
                 }
+            };
+            let Some(hit) = hit else { continue };
+            let found = CapsuleHit {
+                body: h,
+                fraction: hit.t,
+                normal: hit.normal,
+                point: hit.point,
+                triangle: hit.triangle,
+            };
+            if best.is_none_or(|b| {
+                (found.fraction, found.body.id(), found.triangle)
+                    < (b.fraction, b.body.id(), b.triangle)
+            }) {
+                best = Some(found);
             }
         }
         best
@@ -163,24 +171,18 @@ impl Simulation {
         }
         let grown = capsule.inflated(margin.max(0.0));
         let (lo, hi) = grown.swept_bounds(DVec3::ZERO);
-        for (h, body, c) in self.admitted(filter) {
-            if !may_reach(body, &c.shape, lo, hi) || !filter.predicate_accepts(h) {
-                continue;
-            }
-            let near: Vec<Proximity> = pieces(body, &c.shape)
-                .into_iter()
-                .flat_map(|piece| match piece {
-                    Piece::Primitive(p, pose) => {
-                        capsule_primitive_proximity(capsule, &p, &pose, margin)
-                            .into_iter()
-                            .collect::<Vec<_>>()
-                    }
-                    Piece::Mesh(m, pose) => {
-                        let (solid, tree) = m.shared();
-                        capsule_mesh_proximities(capsule, solid.mesh(), tree, &pose, margin)
-                    }
-                })
-                .collect();
+        for (h, piece) in self.pieces_near(filter, lo, hi) {
+            let near: Vec<Proximity> = match piece {
+                Piece::Primitive(p, pose) => {
+                    capsule_primitive_proximity(capsule, &p, &pose, margin)
+                        .into_iter()
+                        .collect()
+                }
+                Piece::Mesh(m, pose) => {
+                    let (solid, tree) = m.shared();
+                    capsule_mesh_proximities(capsule, solid.mesh(), tree, &pose, margin)
+                }
+            };
             out.extend(near.into_iter().map(|p| CapsuleContact {
                 body: h,
                 distance: p.distance,

@@ -73,12 +73,7 @@ impl BuiltScene {
             } else {
                 c.fall - g * dt
             };
-            let filter = match sim.collider(c.body) {
-                Some(k) => crate::QueryFilter::default()
-                    .with_layers(k.layers)
-                    .without_sensors(),
-                None => crate::QueryFilter::default().without_sensors(),
-            };
+            let filter = sim.character_filter(c.body);
             let translation = (walk + up * c.fall) * dt;
             if let Ok(m) = sim.move_character(c.body, &c.controller, translation, &filter) {
                 c.last = Some(m);

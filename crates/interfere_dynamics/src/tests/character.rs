@@ -7,7 +7,7 @@
 
 use crate::*;
 use interfere_geometry::glam::{DQuat, DVec3};
-use interfere_geometry::shapes::{staircase, subdivided_cuboid, terrain};
+use interfere_geometry::shapes::{staircase, staircase_rest_height, subdivided_cuboid, terrain};
 use std::sync::Arc;
 
 const DT: f64 = 1.0 / 60.0;
@@ -254,30 +254,6 @@ fn a_wall_is_slid_along() {
     assert!(touching > 100, "{touching}");
 }
 
-/// The height of the centre of a capsule resting on a staircase (`steps` columns of `rise` and
-/// `tread` from x = 0, on the floor z = 0) at horizontal position `x`: its bottom sphere (radius
-/// `r`, skin included) lies on the upper envelope of the floor, the treads and the convex edges
-/// (the nosings and the top's back edge).
-fn on_stairs(x: f64, steps: u32, rise: f64, tread: f64, r: f64, half_length: f64) -> f64 {
-    let n = steps as usize;
-    let top = |j: usize| (j + 1) as f64 * rise;
-    let mut z: f64 = r; // the floor
-    for j in 0..n {
-        if x >= j as f64 * tread && x <= (j + 1) as f64 * tread {
-            z = z.max(top(j) + r);
-        }
-    }
-    let mut edges: Vec<(f64, f64)> = (0..n).map(|j| (j as f64 * tread, top(j))).collect();
-    edges.push((n as f64 * tread, top(n - 1)));
-    for (ex, ez) in edges {
-        let dx = x - ex;
-        if dx.abs() <= r {
-            z = z.max(ez + (r * r - dx * dx).sqrt());
-        }
-    }
-    z + half_length
-}
-
 /// A staircase of 0.2 m steps with 0.35 m treads (narrower than the capsule): climbed with the
 /// 0.3 m step height, the centre follows the analytic resting height over the treads and nosings
 /// in every frame it is on the ground (1e-6 m), and it reaches the top; walking back down,
@@ -300,7 +276,7 @@ fn stairs_are_climbed_and_descended_on_the_analytic_path() {
     }
     let r = w.ctrl.radius + w.ctrl.skin;
     let half_length = w.ctrl.half_length;
-    let path = |x: f64| on_stairs(x, steps, rise, tread, r, half_length);
+    let path = |x: f64| staircase_rest_height(x, steps, rise, tread, r) + half_length;
     let mut checked = 0;
     let mut highest: f64 = 0.0;
     for _ in 0..200 {
