@@ -32,7 +32,7 @@ pub(crate) mod stage;
 pub(crate) mod volume_stage;
 
 use crate::body::Body;
-use interfere_geometry::glam::DVec3;
+use interfere_geometry::glam::{DMat3, DVec3};
 use serde::{Deserialize, Serialize};
 
 pub use crate::body::BodyId;
@@ -240,20 +240,44 @@ fn clip_polygon(poly: &[DVec3], dist: impl Fn(DVec3) -> f64, out: &mut Vec<DVec3
     }
 }
 
+/// Two unit vectors completing the unit `n` to an orthonormal basis, chosen in the frame `frame`
+/// (a rotation: `n.any_orthonormal_pair()` of `n`'s coordinates in that frame, turned back), so
+/// that they turn with the body whose frame it is: a scene and its turned copy get the same
+/// tangents, and so the same friction rows and contact parts. With the identity frame it is
+/// `n.any_orthonormal_pair()` bit for bit.
+pub(crate) fn tangent_pair_in(n: DVec3, frame: &DMat3) -> (DVec3, DVec3) {
+    let (t1, t2) = (frame.transpose() * n).any_orthonormal_pair();
+    (*frame * t1, *frame * t2)
+}
+
 /// The volume below the plane split into up to four parts by the two vertical planes through the
-/// cap centroid along the tangent directions `n.any_orthonormal_pair()` (the quadrants). Each part
-/// is an exact volume with its exact gradient (Reynolds transport: `dV/dt = ∫ (v + ω × (x − q))·dA`
-/// over the part's share of the moving surface, the cut planes held fixed), so a resting face
-/// gets four constraints that resist tilting at first order, like a four-point manifold, where a
-/// single volume constraint is only neutrally stable. Parts with no volume are omitted.
+/// cap centroid along the tangent directions `n.any_orthonormal_pair()` (the quadrants): see
+/// [`volume_below_plane_split_in`], here with the world's axes as the frame.
 pub fn volume_below_plane_split(
     vertices: &[DVec3],
     triangles: &[[u32; 3]],
     n: DVec3,
     offset: f64,
 ) -> Option<Vec<VolumePart>> {
+    volume_below_plane_split_in(vertices, triangles, n, offset, &DMat3::IDENTITY)
+}
+
+/// The volume below the plane split into up to four parts by the two vertical planes through the
+/// cap centroid along the tangent directions [`tangent_pair_in`]`(n, frame)` (the quadrants;
+/// `frame` is the half-space body's orientation, so that they turn with it). Each part
+/// is an exact volume with its exact gradient (Reynolds transport: `dV/dt = ∫ (v + ω × (x − q))·dA`
+/// over the part's share of the moving surface, the cut planes held fixed), so a resting face
+/// gets four constraints that resist tilting at first order, like a four-point manifold, where a
+/// single volume constraint is only neutrally stable. Parts with no volume are omitted.
+pub(crate) fn volume_below_plane_split_in(
+    vertices: &[DVec3],
+    triangles: &[[u32; 3]],
+    n: DVec3,
+    offset: f64,
+    frame: &DMat3,
+) -> Option<Vec<VolumePart>> {
     let (_, _, _, p) = volume_below_plane(vertices, triangles, n, offset)?;
-    let (t1, t2) = n.any_orthonormal_pair();
+    let (t1, t2) = tangent_pair_in(n, frame);
     let mut six_v = [0.0; 4];
     let mut lin = [DVec3::ZERO; 4];
     let mut moment = [DVec3::ZERO; 4]; // about p

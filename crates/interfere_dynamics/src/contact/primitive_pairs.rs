@@ -362,13 +362,14 @@ fn force_line(p: &Primitive, pose: &DPose, n: DVec3, point: DVec3) -> DVec3 {
 fn quadrant_points(
     region: &interfere_geometry::PlanarRegion,
     n: DVec3,
+    frame: &DMat3,
     hint: DVec3,
 ) -> Option<[DVec3; 4]> {
     let area = region.area();
     if !(area > 0.0 && area.is_finite()) {
         return None;
     }
-    let (u, v) = n.any_orthonormal_pair();
+    let (u, v) = crate::contact::tangent_pair_in(n, frame);
     let m = &region.second_moment;
     let (muu, muv, mvv) = (u.dot(*m * u), u.dot(*m * v), v.dot(*m * v));
     let half_trace = 0.5 * (muu + mvv);
@@ -604,7 +605,8 @@ fn plane_contact(
                 };
                 let pair = (c.a, c.b);
                 let region = region_of(0, i, 0);
-                let found = mesh_plane_contact(pair, m, wm, n, offset, delta, sign, region);
+                let found =
+                    mesh_plane_contact(pair, m, wm, (n, offset, &hp.rotation), delta, sign, region);
                 if let Some((volume, linear, angular, point)) = found.totals {
                     totals
                         .0
@@ -619,9 +621,23 @@ fn plane_contact(
             Primitive::Sphere { .. } => 0.0,
             _ => p.local_box().1.length(),
         };
-        let Some(delta) = part_margin(reach, size) else {
+        let Some(margin) = part_margin(reach, size) else {
             continue;
         };
+        let Ok(Some(low)) = p.primitive().support(&wp, -n) else {
+            continue;
+        };
+        let gap = n.dot(low) - offset;
+        if gap > margin {
+            continue;
+        }
+        // The parts' cap: the primitive's slice 1 % of its size above its lowest point (not the
+        // margin's, which grows with the approach speed): the manifold of a body at a pose is
+        // then the same whatever its velocity. With the margin's cap, a resting ball's parts
+        // moved between a narrow and a wide cap as its small velocity changed sign, and the
+        // changed torques fed that velocity back: a ragdoll's head and pelvis rocked with a
+        // period of two steps, never coming to rest.
+        let delta = (gap.max(0.0) + 0.01 * size).min(margin);
         let real = match intersection_volume(&plane, &at(offset), p.primitive(), &wp) {
             Ok(v) => v.map(oriented),
             Err(e) => {
@@ -641,7 +657,7 @@ fn plane_contact(
             continue;
         };
         let total_area = region.area();
-        let Some(points) = quadrant_points(region, n, wp.rotation.x_axis) else {
+        let Some(points) = quadrant_points(region, n, &hp.rotation, wp.rotation.x_axis) else {
             continue;
         };
         // Depth of the primitive's surface under each point, below the raised plane.
@@ -660,10 +676,6 @@ fn plane_contact(
         // second order: `V(δ) − δ A(δ) + ½ δ² dA/dh`, with dA/dh from the section at δ/2 and
         // faded out over the part's gap (0 at a gap of δ).
         let first: f64 = depths.iter().map(|d| share * d).sum();
-        let Ok(Some(low)) = p.primitive().support(&wp, -n) else {
-            continue;
-        };
-        let gap = n.dot(low) - offset;
         let half_area: f64 =
             match intersection_volume(&plane, &at(offset + 0.5 * delta), p.primitive(), &wp) {
                 Ok(Some(v)) => v.regions_b.iter().map(|r| r.area()).sum(),

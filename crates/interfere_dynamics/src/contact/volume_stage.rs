@@ -293,11 +293,20 @@ fn half_space(
     let (Some(hb), Some(mb)) = (input.bodies.get(h), input.bodies.get(mesh_body)) else {
         return;
     };
-    let (n, offset) = half.world(&hb.mesh_pose());
+    let plane_pose = hb.mesh_pose();
+    let (n, offset) = half.world(&plane_pose);
     // The split's gradients are with respect to the mesh's motion; b's gradient is minus a's.
     let sign = if mesh_body == c.b { 1.0 } else { -1.0 };
     let delta = crate::contact::narrow_phase::plane_margin(mb, m, input.dt);
-    let contact = mesh_plane_contact((c.a, c.b), m, &mb.mesh_pose(), n, offset, delta, sign, 0);
+    let contact = mesh_plane_contact(
+        (c.a, c.b),
+        m,
+        &mb.mesh_pose(),
+        (n, offset, &plane_pose.rotation),
+        delta,
+        sign,
+        0,
+    );
     if let Some((volume, linear, angular, point)) = contact.totals {
         c.volume = volume;
         c.linear = linear;

@@ -677,7 +677,10 @@ mod proptests {
 /// The shipped character scene: the walker climbs the six 0.2 m steps to stand on the top tread
 /// at its waypoint (centre 1.2 m + the capsule's 0.91 m up, 1e-6 m), walks off the side onto
 /// the floor, round behind the crate and pushes it back along −x against the stairs (by more
-/// than 0.3 m); it never overlaps a solid (1e-6 m).
+/// than 0.3 m); it never overlaps the stairs (1e-6 m), and the crate, a dynamic body whose
+/// contacts may rest with some overlap, by at most 1 mm (issue 28's resting depth; measured
+/// 0.54 mm when it pushes the crate against the stairs, 0 before 2026-11-28's solver changes
+/// moved that crate's path).
 #[test]
 fn characters_in_a_scene_file() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes/character.json");
@@ -691,17 +694,14 @@ fn characters_in_a_scene_file() {
         built.step();
         let p = built.simulation.body(walker).unwrap().position;
         let capsule = built.characters[0].controller.capsule(p, DVec3::Z);
-        let deepest = built
-            .simulation
-            .capsule_contacts(
-                &capsule,
-                0.0,
-                &crate::QueryFilter::default().excluding([walker]),
-            )
-            .iter()
-            .map(|c| c.distance)
-            .fold(0.0, f64::min);
-        assert!(deepest > -1e-6, "overlap {deepest} at {p}");
+        for c in built.simulation.capsule_contacts(
+            &capsule,
+            0.0,
+            &crate::QueryFilter::default().excluding([walker]),
+        ) {
+            let allowed = if c.body == crate_body { 1e-3 } else { 1e-6 };
+            assert!(c.distance > -allowed, "overlap {} at {p}", c.distance);
+        }
         // On the top tread (f32 steps: 1.2 m to 5e-8), at its first waypoint (within 5 cm).
         if built.characters[0].next == 0 && (p.z - 2.11).abs() < 1e-6 && (p.x - 1.9).abs() < 0.05 {
             on_top += 1;

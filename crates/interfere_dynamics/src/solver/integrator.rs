@@ -241,6 +241,7 @@ impl Integrator {
             &self.contacts,
             &self.start_velocities,
             h,
+            g,
             &mut self.joints,
         );
         for b in &mut self.bodies {

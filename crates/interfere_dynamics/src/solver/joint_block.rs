@@ -185,6 +185,11 @@ fn factor(members: &[usize], rows: &[JointRow], bodies: &[SBody]) -> Option<Bloc
 }
 
 impl Block {
+    /// The first of the block's rows (an index into the joint rows).
+    pub(super) fn first_row(&self) -> Option<usize> {
+        self.rows.first().copied()
+    }
+
     /// Adds one-sided row `i` (see [`Coupled`]): `w = K_BB⁻¹ K_Br` and the inverse of the Schur
     /// complement `K_rr − K_rB w` (plus the row's `γ`), 0 when the group's rows determine the row
     /// already.

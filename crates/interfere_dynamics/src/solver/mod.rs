@@ -49,8 +49,13 @@ use std::collections::HashMap;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SolverSettings {
-    /// Gauss–Seidel sweeps over the velocity constraints.
+    /// Gauss–Seidel sweeps over the velocity constraints (at least; see
+    /// `max_velocity_iterations`).
     pub velocity_iterations: u32,
+    /// The most sweeps over the velocity constraints: past `velocity_iterations` the sweeps go
+    /// on while one still changes a contact's velocity by more than a hundredth of what gravity
+    /// adds in a substep (converged stacks; without gravity, `velocity_iterations` sweeps).
+    pub max_velocity_iterations: u32,
     /// Gauss–Seidel sweeps of the position projection.
     pub position_iterations: u32,
     /// Approach speed below which restitution is ignored (contacts come to rest).
@@ -85,6 +90,7 @@ impl Default for SolverSettings {
     fn default() -> Self {
         Self {
             velocity_iterations: 10,
+            max_velocity_iterations: 40,
             position_iterations: 4,
             restitution_threshold: 0.2,
             static_friction_threshold: 0.01,
@@ -94,6 +100,10 @@ impl Default for SolverSettings {
         }
     }
 }
+
+/// The velocity sweeps stop (past `velocity_iterations`) once a sweep changes no contact row's
+/// velocity by more than this fraction of what gravity adds in the substep.
+const CONVERGED: f64 = 1e-2;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Cached {
@@ -223,6 +233,86 @@ pub struct Solver {
     joint_rows: Vec<JointRow>,
     joint_blocks: Vec<joint_block::Block>,
     sbodies: Vec<SBody>,
+    islands: Islands,
+}
+
+/// The islands of a substep's velocity phase: dynamic bodies joined by contacts and joint rows
+/// (static and kinematic bodies join nothing), numbered `0..count`, with the island of each
+/// contact constraint, joint row and joint block.
+#[derive(Clone, Debug, Default)]
+struct Islands {
+    count: usize,
+    contacts: Vec<usize>,
+    rows: Vec<usize>,
+    blocks: Vec<usize>,
+    parent: Vec<usize>,
+    number: Vec<usize>,
+}
+
+impl Islands {
+    fn find(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+
+    fn build(
+        &mut self,
+        bodies: &[Body],
+        constraints: &[Constraint],
+        rows: &[JointRow],
+        blocks: &[joint_block::Block],
+    ) {
+        let n = bodies.len();
+        self.parent.clear();
+        self.parent.extend(0..n);
+        let dynamic = |i: usize| bodies[i].is_dynamic();
+        let pairs = constraints
+            .iter()
+            .map(|c| (c.a, c.b))
+            .chain(rows.iter().map(|r| (r.a, r.b)));
+        for (a, b) in pairs {
+            if dynamic(a) && dynamic(b) {
+                let (ra, rb) = (
+                    Self::find(&mut self.parent, a),
+                    Self::find(&mut self.parent, b),
+                );
+                if ra != rb {
+                    self.parent[ra.max(rb)] = ra.min(rb);
+                }
+            }
+        }
+        self.number.clear();
+        self.number.resize(n, usize::MAX);
+        self.count = 0;
+        let mut island_of = |parent: &mut [usize], a: usize, b: usize| {
+            let root = Self::find(parent, if dynamic(a) { a } else { b });
+            if self.number[root] == usize::MAX {
+                self.number[root] = self.count;
+                self.count += 1;
+            }
+            self.number[root]
+        };
+        self.contacts.clear();
+        for c in constraints {
+            let i = island_of(&mut self.parent, c.a, c.b);
+            self.contacts.push(i);
+        }
+        self.rows.clear();
+        for r in rows {
+            let i = island_of(&mut self.parent, r.a, r.b);
+            self.rows.push(i);
+        }
+        self.blocks.clear();
+        self.blocks.extend(
+            blocks
+                .iter()
+                .map(|b| b.first_row().map_or(0, |r| self.rows[r])),
+        );
+        self.count = self.count.max(1);
+    }
 }
 
 /// The target rate of a contact row with restitution `e`: `base` (0, or the speculative closing
@@ -272,10 +362,6 @@ fn pair_material(
             DVec3::ZERO
         },
     )
-}
-
-fn tangent_basis(n: DVec3) -> (DVec3, DVec3) {
-    n.any_orthonormal_pair()
 }
 
 impl Solver {
@@ -331,6 +417,7 @@ impl Solver {
         contacts: &Contacts,
         start_velocities: &[(DVec3, DVec3)],
         h: f64,
+        gravity: DVec3,
         joints: &mut [JointSlot],
     ) {
         let s = self.settings;
@@ -364,17 +451,17 @@ impl Solver {
             let (ra, rb) = (c.point - ba.position, c.point - bb.position);
             let (sa, sb) = (&self.sbodies[ia], &self.sbodies[ib]);
             let normal = Row::point(n, ra, rb, sa, sb);
-            let (t1, t2) = tangent_basis(n);
-            let tangents = [
-                Row::point(t1, ra, rb, sa, sb),
-                Row::point(t2, ra, rb, sa, sb),
-            ];
             let u_now = normal.rate(sa, sb);
             let (va0, wa0) = start_velocities[ia];
             let (vb0, wb0) = start_velocities[ib];
             let rel0 = vb0 + wb0.cross(rb) - va0 - wa0.cross(ra);
             let u0 = n.dot(rel0);
             let (m, slide) = pair_material(ba, bb, ia, ib, &contacts.overrides);
+            let (t1, t2) = crate::contact::tangent_pair_in(n, &DMat3::from_quat(ba.orientation));
+            let tangents = [
+                Row::point(t1, ra, rb, sa, sb),
+                Row::point(t2, ra, rb, sa, sb),
+            ];
             let tangential0 = (rel0 - slide - n * n.dot(rel0 - slide)).length();
             let gap = -c.depth;
             let base = if gap > 0.0 { -gap / h } else { 0.0 };
@@ -429,16 +516,16 @@ impl Solver {
             let normal = Row::new(-c.linear, -ja_ang, -jb_ang, sa, sb);
             let n = -c.linear / glen;
             let (ra, rb) = (c.point - ba.position, c.point - bb.position);
-            let (t1, t2) = tangent_basis(n);
-            let tangents = [
-                Row::point(t1, ra, rb, sa, sb),
-                Row::point(t2, ra, rb, sa, sb),
-            ];
             let (va0, wa0) = start_velocities[ia];
             let (vb0, wb0) = start_velocities[ib];
             let rel0 = vb0 + wb0.cross(rb) - va0 - wa0.cross(ra);
             let (m, slide) = pair_material(ba, bb, ia, ib, &contacts.overrides);
             let rel0 = rel0 - slide;
+            let (t1, t2) = crate::contact::tangent_pair_in(n, &DMat3::from_quat(ba.orientation));
+            let tangents = [
+                Row::point(t1, ra, rb, sa, sb),
+                Row::point(t2, ra, rb, sa, sb),
+            ];
             let tangential0 = (rel0 - n * n.dot(rel0)).length();
             let mu = m.friction_at(tangential0, s.static_friction_threshold);
             // The row's rate is `−dV/dt` (separation positive); over `|∂V/∂x|` it is the
@@ -506,38 +593,33 @@ impl Solver {
                 }
             }
         }
-        for _ in 0..s.velocity_iterations {
-            for block in &mut self.joint_blocks {
-                block.solve(&mut self.joint_rows, &mut self.sbodies, false);
-            }
-            for r in &mut self.joint_rows {
-                r.solve(&mut self.sbodies, false);
-            }
-            for c in &mut self.constraints {
-                // Friction first, clamped by the current normal impulse.
-                let limit = c.mu * c.lambda * c.normal_scale;
-                let old = c.lambda_t;
-                let mut new = old;
-                for k in 0..2 {
-                    let row = &c.tangents[k];
-                    let u = row.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
-                    new[k] = old[k] - (u - c.tangent_targets[k]) * row.k_inv;
+        // At least `velocity_iterations` sweeps; then more, up to `max_velocity_iterations`, of
+        // each island (bodies joined by contacts and joints) whose last sweep still changed some
+        // contact's velocity by more than the tolerance (a hundredth of what gravity adds in the
+        // substep): a stack's sweeps pass a push up the stack one box per sweep, and stopped
+        // early they leave the boxes with velocities the next substep's projection and landings
+        // turn into energy and creep. By islands, so that a body's result never depends on an
+        // unrelated one, and converged islands cost no more sweeps.
+        let tolerance = CONVERGED * gravity.length() * h;
+        let most = s.max_velocity_iterations.max(s.velocity_iterations);
+        self.islands.build(
+            bodies,
+            &self.constraints,
+            &self.joint_rows,
+            &self.joint_blocks,
+        );
+        let count = self.islands.count;
+        let mut active = vec![true; count];
+        let mut change = vec![0.0; count];
+        for sweep in 1..=most {
+            self.velocity_sweep(&active, &mut change);
+            if sweep >= s.velocity_iterations {
+                for (on, &c) in active.iter_mut().zip(&change) {
+                    *on &= tolerance > 0.0 && c > tolerance;
                 }
-                let len = (new[0] * new[0] + new[1] * new[1]).sqrt();
-                if len > limit {
-                    let f = if len > 0.0 { limit / len } else { 0.0 };
-                    new = [new[0] * f, new[1] * f];
+                if !active.contains(&true) {
+                    break;
                 }
-                for k in 0..2 {
-                    c.tangents[k].apply(&mut self.sbodies, c.a, c.b, new[k] - old[k]);
-                }
-                c.lambda_t = new;
-                // Normal.
-                let u = c.normal.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
-                let new_l = (c.lambda + (c.target - u) * c.normal.k_inv).max(0.0);
-                c.normal
-                    .apply(&mut self.sbodies, c.a, c.b, new_l - c.lambda);
-                c.lambda = new_l;
             }
         }
         joint_rows::finish_velocities(&self.joint_rows, joints, h);
@@ -557,6 +639,63 @@ impl Solver {
                 b.linear_velocity = sb.v;
                 b.angular_velocity = sb.w;
             }
+        }
+    }
+
+    /// One Gauss–Seidel sweep of the velocity phase over the islands marked `active`: the
+    /// joints, then each contact's friction (clamped to the cone of its current normal impulse)
+    /// and normal row. Sets `change[i]` to the largest change of a contact row's velocity it made
+    /// in island `i` (m/s: a volume row's rate over `|∂V/∂x|`).
+    fn velocity_sweep(&mut self, active: &[bool], change: &mut [f64]) {
+        let islands = &self.islands;
+        for (block, &isl) in self.joint_blocks.iter_mut().zip(&islands.blocks) {
+            if active[isl] {
+                block.solve(&mut self.joint_rows, &mut self.sbodies, false);
+            }
+        }
+        for (r, &isl) in self.joint_rows.iter_mut().zip(&islands.rows) {
+            if active[isl] {
+                r.solve(&mut self.sbodies, false);
+            }
+        }
+        change.fill(0.0);
+        for (c, &isl) in self.constraints.iter_mut().zip(&islands.contacts) {
+            if !active[isl] {
+                continue;
+            }
+            let mut most = 0.0f64;
+            // Friction first, clamped by the current normal impulse.
+            let limit = c.mu * c.lambda * c.normal_scale;
+            let old = c.lambda_t;
+            let mut new = old;
+            for k in 0..2 {
+                let row = &c.tangents[k];
+                let u = row.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
+                new[k] = old[k] - (u - c.tangent_targets[k]) * row.k_inv;
+            }
+            let len = (new[0] * new[0] + new[1] * new[1]).sqrt();
+            if len > limit {
+                let f = if len > 0.0 { limit / len } else { 0.0 };
+                new = [new[0] * f, new[1] * f];
+            }
+            for k in 0..2 {
+                let row = &c.tangents[k];
+                row.apply(&mut self.sbodies, c.a, c.b, new[k] - old[k]);
+                if row.k_inv > 0.0 {
+                    most = most.max((new[k] - old[k]).abs() / row.k_inv);
+                }
+            }
+            c.lambda_t = new;
+            // Normal.
+            let u = c.normal.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
+            let new_l = (c.lambda + (c.target - u) * c.normal.k_inv).max(0.0);
+            c.normal
+                .apply(&mut self.sbodies, c.a, c.b, new_l - c.lambda);
+            if c.normal.k_inv > 0.0 {
+                most = most.max((new_l - c.lambda).abs() / c.normal.k_inv / c.normal_scale);
+            }
+            c.lambda = new_l;
+            change[isl] = change[isl].max(most);
         }
     }
 
@@ -663,7 +802,14 @@ mod tests {
             };
             let start = vec![(DVec3::ZERO, DVec3::ZERO); 2];
             let mut solver = Solver::new(SolverSettings::default());
-            solver.solve_velocities(&mut bodies, &contacts, &start, 1.0 / 60.0, &mut []);
+            solver.solve_velocities(
+                &mut bodies,
+                &contacts,
+                &start,
+                1.0 / 60.0,
+                DVec3::ZERO,
+                &mut [],
+            );
             solver.stabilize_positions(&mut bodies, 1.0 / 60.0, &[]);
             let moved = bodies[1].position - DVec3::new(0.0, 0.0, 1.0);
             assert!(moved.is_finite(), "{moved}");

@@ -637,70 +637,156 @@ fn bad_joints_are_refused() {
     assert!(sim.insert_joint(a, b, good).is_ok());
 }
 
-/// An 11-body ragdoll of primitives (boxes, capsules, a ball; 1:18 mass ratio between head and
-/// forearm… torso) on spherical and revolute joints with swing and hinge limits, dropped
-/// tumbling onto the ground with no damping and no sleeping: every joint within 1e-3 m of its
-/// lock once it lies still, nothing below the ground by more than 1 cm, at rest over the last
-/// 4 s of 20 (every body below 1 mm/s; it lands by 2.5 s, slumps slowly and is still from about
-/// 11 s), and the total energy never above its start.
-#[test]
-fn a_ragdoll_falls_and_comes_to_rest() {
+/// What a ragdoll drop ([`ragdoll_drop`]) did.
+pub(crate) struct RagdollRun {
+    /// When it came to rest for good: every body below 1 mm/s from then on (`None` if one
+    /// still moved in the last second), seconds.
+    pub rest: Option<f64>,
+    /// The largest rise of the total energy above its start, joules.
+    pub gain: f64,
+    /// The start's total energy, joules.
+    pub start: f64,
+    /// The worst joint error at the end, metres.
+    pub joint_error: f64,
+    /// The lowest point of any body at the end, along the turned up axis, metres.
+    pub lowest: f64,
+}
+
+/// An 11-body ragdoll of primitives ([`ragdoll`]) dropped tumbling from 0.6 m onto a ground
+/// half-space with no damping and no sleeping, the whole scene (ground, gravity, ragdoll, its
+/// velocities) turned by `turn` about the origin, the torso given 0.5 m/s along x and `spin`;
+/// `steps` steps at 60 Hz.
+pub(crate) fn ragdoll_drop(turn: DQuat, spin: DVec3, steps: usize) -> RagdollRun {
     let mut sim = Simulation::new(SimulationSettings {
         sleep: SleepSettings::NEVER,
         ..Default::default()
     })
     .unwrap();
-    crate::tests::test_bodies::add_ground(&mut sim);
-    let lift = DVec3::new(0.0, 0.0, 0.6);
-    let (ragdoll, joints) = ragdoll(&mut sim, lift);
-    sim.set_velocity(
-        ragdoll[1],
-        DVec3::new(0.5, 0.0, 0.0),
-        DVec3::new(0.0, 2.0, 1.0),
-    )
-    .unwrap();
-    let e0 = energy(&sim);
-    let mut highest_gain = f64::NEG_INFINITY;
-    let mut fastest = 0.0f64;
-    for step in 0..1200 {
+    let mut s = *sim.settings();
+    s.world.gravity = turn * s.world.gravity;
+    sim.set_settings(s).unwrap();
+    crate::tests::test_bodies::add_turned_ground(&mut sim, turn);
+    let (ragdoll, joints) = ragdoll(&mut sim, DVec3::new(0.0, 0.0, 0.6));
+    // The joints' frames are the bodies' own, so turning every body turns the whole ragdoll.
+    for &b in &ragdoll {
+        let body = sim.body(b).unwrap();
+        let (p, q) = (turn * body.position, turn * body.orientation);
+        sim.set_pose(b, p, q).unwrap();
+    }
+    sim.set_velocity(ragdoll[1], turn * DVec3::new(0.5, 0.0, 0.0), turn * spin)
+        .unwrap();
+    let start = energy(&sim);
+    let (mut gain, mut moving_at) = (f64::NEG_INFINITY, 0usize);
+    for step in 0..steps {
         sim.step();
-        highest_gain = highest_gain.max(energy(&sim) - e0);
-        if step >= 960 {
-            for &b in &ragdoll {
-                fastest = fastest.max(sim.body(b).unwrap().linear_velocity.length());
-            }
+        gain = gain.max(energy(&sim) - start);
+        if ragdoll
+            .iter()
+            .any(|&b| sim.body(b).unwrap().linear_velocity.length() >= 1e-3)
+        {
+            moving_at = step + 1;
         }
     }
-    let mut worst = 0.0f64;
-    for &h in &joints {
-        worst = worst.max(joint_error(&sim, h).0);
+    let up = turn * DVec3::Z;
+    RagdollRun {
+        rest: (moving_at + 60 <= steps).then_some(moving_at as f64 / 60.0),
+        gain,
+        start,
+        joint_error: joints
+            .iter()
+            .map(|&h| joint_error(&sim, h).0)
+            .fold(0.0, f64::max),
+        lowest: ragdoll
+            .iter()
+            .map(|&b| lowest_point(&sim, b, up))
+            .fold(f64::INFINITY, f64::min),
     }
-    let lowest = ragdoll
-        .iter()
-        .map(|&b| lowest_point(&sim, b))
-        .fold(f64::INFINITY, f64::min);
-    eprintln!(
-        "ragdoll: joint error {worst:.2e} m, fastest {fastest:.3e} m/s over the last 4 s, \
-         lowest {lowest:.4} m, \
-         largest energy gain {highest_gain:.3e} J"
-    );
-    assert!(worst < 1e-3, "joint error {worst}");
-    assert!(fastest < 1e-3, "still moving at {fastest} m/s");
-    assert!(lowest > -0.01, "sank to {lowest}");
-    assert!(highest_gain <= 1e-6 * e0.abs(), "gained {highest_gain} J");
 }
 
-/// The lowest point of a body's primitive collider (z).
-fn lowest_point(sim: &Simulation, h: BodyHandle) -> f64 {
+/// The 11-body ragdoll ([`ragdoll_drop`]; 1:18 mass ratio between head and forearm… torso, on
+/// spherical and revolute joints with swing and hinge limits) dropped tumbling, with no damping
+/// and no sleeping, in three turned worlds (z up, y up, and turned 0.7 rad about (1, 2, 0.5)),
+/// each with its own spin: every joint within 1e-3 m of its lock at the end, nothing below the
+/// ground by more than 1 cm, at rest (every body below 1 mm/s) from 12 s on, and the total
+/// energy never above its start. Measured: at rest from 2.1, 2.9 and 2.4 s; all nine pairs of
+/// these turns and spins (`ragdoll_survey`) from 2.1–9.7 s.
+///
+/// Until 2026-11-28 (issue 28) it came to rest from 11 s z up only: turned, the same drop
+/// still rocked at 0.13 m/s at 20 s, and of the nine, five were at rest by 19 s. Three causes,
+/// each fixed: the friction rows' tangent basis was taken from the world's axes (now body a's
+/// frame: a turned scene solves the same rows); a primitive's parts on a half-space came from a
+/// cap as deep as its speculative margin, which grows with the approach speed, so a resting
+/// head's four parts changed with the sign of its small velocity and fed it back (a rocking
+/// with a period of two steps); and ten velocity sweeps left the contacts and the joints
+/// unconverged (the sweeps now go on while they still change a contact's velocity by more than
+/// a hundredth of gravity's per substep, at most 40).
+#[test]
+fn a_ragdoll_falls_and_comes_to_rest() {
+    for (turn, spin) in [
+        (DQuat::IDENTITY, DVec3::new(0.0, 2.0, 1.0)),
+        (
+            DQuat::from_rotation_x(-PI / 2.0),
+            DVec3::new(1.5, -1.0, 0.5),
+        ),
+        (
+            DQuat::from_axis_angle(DVec3::new(1.0, 2.0, 0.5).normalize(), 0.7),
+            DVec3::new(-1.0, 0.0, 2.5),
+        ),
+    ] {
+        let run = ragdoll_drop(turn, spin, 1200);
+        eprintln!(
+            "ragdoll turned {turn}: joint error {:.2e} m, at rest from {:?} s, lowest {:.4} m, \
+             largest energy gain {:.3e} J",
+            run.joint_error, run.rest, run.lowest, run.gain
+        );
+        assert!(run.joint_error < 1e-3, "joint error {}", run.joint_error);
+        assert!(
+            run.rest.is_some_and(|t| t <= 12.0),
+            "turned {turn}: not at rest from 12 s ({:?})",
+            run.rest
+        );
+        assert!(run.lowest > -0.01, "sank to {}", run.lowest);
+        assert!(run.gain <= 1e-6 * run.start.abs(), "gained {} J", run.gain);
+    }
+}
+
+/// Experiment: [`ragdoll_drop`] in every pair of three turns and three spins, printed, to
+/// compare solver variants on many trajectories rather than one. `cargo test -p
+/// interfere_dynamics --release --lib -- --ignored --nocapture ragdoll_survey`.
+#[test]
+#[ignore = "experiment; run in release with --nocapture"]
+fn ragdoll_survey() {
+    let turns = [
+        DQuat::IDENTITY,
+        DQuat::from_rotation_x(-PI / 2.0),
+        DQuat::from_axis_angle(DVec3::new(1.0, 2.0, 0.5).normalize(), 0.7),
+    ];
+    let spins = [
+        DVec3::new(0.0, 2.0, 1.0),
+        DVec3::new(1.5, -1.0, 0.5),
+        DVec3::new(-1.0, 0.0, 2.5),
+    ];
+    let mut rested = 0;
+    for (i, turn) in turns.iter().enumerate() {
+        for (j, spin) in spins.iter().enumerate() {
+            let run = ragdoll_drop(*turn, *spin, 1200);
+            rested += usize::from(run.rest.is_some());
+            eprintln!(
+                "ragdoll turn {i} spin {j}: at rest from {:?} s, energy gain {:.2e} J",
+                run.rest, run.gain
+            );
+        }
+    }
+    eprintln!("ragdoll survey: {rested} of 9 at rest by 19 s");
+}
+
+/// The lowest point of a body's primitive collider along `up`.
+fn lowest_point(sim: &Simulation, h: BodyHandle, up: DVec3) -> f64 {
     let b = sim.body(h).unwrap();
     match &sim.collider(h).unwrap().shape {
         Shape::Primitive(p) => {
             let pose = b.mesh_pose();
-            p.primitive()
-                .support(&pose, DVec3::NEG_Z)
-                .unwrap()
-                .unwrap()
-                .z
+            p.primitive().support(&pose, -up).unwrap().unwrap().dot(up)
         }
         _ => unreachable!("the ragdoll is made of primitives"),
     }

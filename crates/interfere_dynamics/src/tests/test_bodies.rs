@@ -29,6 +29,13 @@ pub(crate) fn add_ground(sim: &mut Simulation) -> BodyHandle {
     sim.insert(body, Some(BodyShape::half_space(half))).unwrap()
 }
 
+/// [`add_ground`] turned by `turn` about the origin.
+pub(crate) fn add_turned_ground(sim: &mut Simulation, turn: DQuat) -> BodyHandle {
+    let body = Body::fixed(DVec3::ZERO, turn).unwrap();
+    let half = HalfSpace::new(DVec3::Z, DVec3::ZERO).unwrap();
+    sim.insert(body, Some(BodyShape::half_space(half))).unwrap()
+}
+
 /// A static mesh slab (half extents 3 × 3 × 0.5, 12 triangles) with its top face at `z = top`.
 pub(crate) fn add_slab(sim: &mut Simulation, top: f64) -> BodyHandle {
     let slab = Arc::new(MeshShape::new(cuboid(Vec3::new(3.0, 3.0, 0.5)).unwrap()).unwrap());

@@ -9,9 +9,9 @@
 
 use crate::collision::shape::MeshShape;
 use crate::contact::parts::exact::feature_key;
-use crate::contact::{BodyId, VolumeContact, volume_below_plane, volume_below_plane_split};
+use crate::contact::{BodyId, VolumeContact, volume_below_plane, volume_below_plane_split_in};
 use interfere_geometry::DPose;
-use interfere_geometry::glam::DVec3;
+use interfere_geometry::glam::{DMat3, DVec3};
 
 /// The contact of one mesh placed in the world with the half-space below `n · x = offset`.
 pub struct MeshPlaneContact {
@@ -23,16 +23,16 @@ pub struct MeshPlaneContact {
 }
 
 /// The contact of `mesh` placed by `pose` with the half-space below `n · x = offset` (`n` unit),
-/// for the pair `(a, b)`: `sign` is `+1` when the mesh belongs to body `b` (the gradients are
-/// with respect to b's motion), `delta` the speculative margin, `region` the region number of
-/// the parts' feature keys.
+/// the quadrants cut along [`crate::contact::tangent_pair_in`]`(n, frame)` (`frame`: the
+/// half-space body's orientation), for the pair `(a, b)`: `sign` is `+1` when the mesh belongs
+/// to body `b` (the gradients are with respect to b's motion), `delta` the speculative margin,
+/// `region` the region number of the parts' feature keys.
 #[allow(clippy::too_many_arguments)]
 pub fn mesh_plane_contact(
     (a, b): (BodyId, BodyId),
     mesh: &MeshShape,
     pose: &DPose,
-    n: DVec3,
-    offset: f64,
+    (n, offset, frame): (DVec3, f64, &DMat3),
     delta: f64,
     sign: f64,
     region: usize,
@@ -45,7 +45,7 @@ pub fn mesh_plane_contact(
         .collect();
     let totals = volume_below_plane(&world, solid.triangles(), n, offset)
         .map(|(volume, linear, angular, point)| (volume, sign * linear, sign * angular, point));
-    let parts = volume_below_plane_split(&world, solid.triangles(), n, offset + delta)
+    let parts = volume_below_plane_split_in(&world, solid.triangles(), n, offset + delta, frame)
         .unwrap_or_default()
         .iter()
         .map(|part| {
