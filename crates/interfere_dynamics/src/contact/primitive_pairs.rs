@@ -272,6 +272,7 @@ fn primitive_parts(
     v: &PrimitiveVolume,
     region: usize,
     hint: DVec3,
+    lever_arms: bool,
 ) -> Option<Vec<VolumeContact>> {
     let ends: Vec<(DVec3, DVec3)> = v
         .pieces_b
@@ -288,7 +289,7 @@ fn primitive_parts(
         &DPose::IDENTITY,
         Some(hint),
         None,
-        false,
+        lever_arms,
     )?;
     let area: f64 = v.regions_b.iter().map(|r| r.area()).sum();
     Some(capped_parts(a, b, &parts, v.volume, area, region).collect())
@@ -510,8 +511,15 @@ pub fn primitive_pair_contact(input: &StageInput<'_>, c: &mut PairContact) {
                         Some(Ok(Some(v))) => {
                             totals.add_primitive(&v);
                             parts.extend(
-                                primitive_parts(a, b, &v, region_of(i, j, 0), hint_of(&x, y))
-                                    .unwrap_or_default(),
+                                primitive_parts(
+                                    a,
+                                    b,
+                                    &v,
+                                    region_of(i, j, 0),
+                                    hint_of(&x, y),
+                                    x.flat_faced() && y.flat_faced(),
+                                )
+                                .unwrap_or_default(),
                             );
                         }
                         Some(Ok(None)) => {}
