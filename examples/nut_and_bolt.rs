@@ -218,15 +218,19 @@ const G: f64 = 9810.0;
 /// gravity alone: the screw motion `z = P θ / 2π` leaves one degree of freedom with kinetic
 /// energy `½ (m + I (2π/P)²) ż²`, so `z̈ = g / (1 + (I/m)(2π/P)²)`, `I` the nut's moment of
 /// inertia about its axis (about 800 times `m` here: the nut spins far more than it falls).
-fn ideal_turns(spec: &ThreadSpec, t: f64) -> f64 {
+fn ideal_turns(solid: &interfere_geometry::Solid, spec: &ThreadSpec, t: f64) -> f64 {
     let pitch = f64::from(spec.pitch);
-    let solid = nut(spec, 8.0).expect("checked in main");
-    let mass = interfere_dynamics::mass_properties(&solid, 1.0).expect("a closed nut");
+    let mass = interfere_dynamics::mass_properties(solid, 1.0).expect("a closed nut");
     let k = mass.inertia.z_axis.z / mass.mass * (TAU / pitch).powi(2);
     0.5 * G / (1.0 + k) * t * t / pitch
 }
 
-fn nut_report(nut: &Nut, spec: &ThreadSpec) -> serde_json::Value {
+/// The report of one nut (`solid`: the nut's mesh, for the rigid ideal).
+fn nut_report(
+    nut: &Nut,
+    spec: &ThreadSpec,
+    solid: &interfere_geometry::Solid,
+) -> serde_json::Value {
     let pitch = f64::from(spec.pitch);
     let z0 = f64::from(start_z(spec));
     let end = nut.samples.last().copied().unwrap_or((0.0, z0, 0.0));
@@ -284,7 +288,7 @@ fn nut_report(nut: &Nut, spec: &ThreadSpec) -> serde_json::Value {
             // helix would mean the thread was crossed). Reported beside it: the turns of a
             // frictionless rigid nut over the same time on the thread, and the fraction of them
             // made (what the contact does not dissipate); not a criterion.
-            let ideal = ideal_turns(spec, last_on.0);
+            let ideal = ideal_turns(solid, spec, last_on.0);
             map.insert("ideal_frictionless_turns_on_thread".into(), ideal.into());
             map.insert(
                 "fraction_of_ideal_turns".into(),
@@ -334,7 +338,7 @@ fn main() {
             locked_friction,
         })
         .insert_resource(PhysicsSettings {
-            gravity: Vec3::new(0.0, 0.0, -9810.0),
+            gravity: Vec3::new(0.0, 0.0, -G as f32),
             volume,
             max_rays_per_pair: 1 << 22,
             substeps: 1,
@@ -359,8 +363,9 @@ fn main() {
         let mut q = world.query::<&Nut>();
         let mut out = serde_json::Map::new();
         let mut ok = true;
+        let nut_solid = nut(&spec, 8.0).expect("checked in main");
         for nut in q.iter(world) {
-            let r = nut_report(nut, &spec);
+            let r = nut_report(nut, &spec, &nut_solid);
             for key in [
                 "unscrewed_half_a_turn",
                 "follows_pitch_within_5_percent",
@@ -401,7 +406,6 @@ fn main() {
                 .triangle_count()
                 .into(),
         );
-        let nut_solid = nut(&spec, 8.0).expect("checked in main");
         out.insert("nut_triangles".into(), nut_solid.triangle_count().into());
         out.insert("nut_volume_mm3".into(), nut_solid.volume().into());
         out.insert("last_step_rays".into(), stats.step.rays.into());

@@ -237,31 +237,23 @@ pub struct Solver {
     joint_rows: Vec<JointRow>,
     joint_blocks: Vec<joint_block::Block>,
     sbodies: Vec<SBody>,
-    islands: Islands,
+    islands: SweepIslands,
 }
 
 /// The islands of a substep's velocity phase: dynamic bodies joined by contacts and joint rows
-/// (static and kinematic bodies join nothing), numbered `0..count`, with the island of each
-/// contact constraint, joint row and joint block.
+/// (static and kinematic bodies join nothing; the union–find is sleeping's
+/// [`sleeping::Islands`]), numbered `0..count`, with the island of each contact constraint,
+/// joint row and joint block.
 #[derive(Clone, Debug, Default)]
-struct Islands {
+struct SweepIslands {
     count: usize,
     contacts: Vec<usize>,
     rows: Vec<usize>,
     blocks: Vec<usize>,
-    parent: Vec<usize>,
     number: Vec<usize>,
 }
 
-impl Islands {
-    fn find(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
-
+impl SweepIslands {
     fn build(
         &mut self,
         bodies: &[Body],
@@ -270,8 +262,7 @@ impl Islands {
         blocks: &[joint_block::Block],
     ) {
         let n = bodies.len();
-        self.parent.clear();
-        self.parent.extend(0..n);
+        let mut links = sleeping::Islands::new(n);
         let dynamic = |i: usize| bodies[i].is_dynamic();
         let pairs = constraints
             .iter()
@@ -279,20 +270,14 @@ impl Islands {
             .chain(rows.iter().map(|r| (r.a, r.b)));
         for (a, b) in pairs {
             if dynamic(a) && dynamic(b) {
-                let (ra, rb) = (
-                    Self::find(&mut self.parent, a),
-                    Self::find(&mut self.parent, b),
-                );
-                if ra != rb {
-                    self.parent[ra.max(rb)] = ra.min(rb);
-                }
+                links.union(a, b);
             }
         }
         self.number.clear();
         self.number.resize(n, usize::MAX);
         self.count = 0;
-        let mut island_of = |parent: &mut [usize], a: usize, b: usize| {
-            let root = Self::find(parent, if dynamic(a) { a } else { b });
+        let mut island_of = |a: usize, b: usize| {
+            let root = links.find(if dynamic(a) { a } else { b });
             if self.number[root] == usize::MAX {
                 self.number[root] = self.count;
                 self.count += 1;
@@ -300,15 +285,10 @@ impl Islands {
             self.number[root]
         };
         self.contacts.clear();
-        for c in constraints {
-            let i = island_of(&mut self.parent, c.a, c.b);
-            self.contacts.push(i);
-        }
+        self.contacts
+            .extend(constraints.iter().map(|c| island_of(c.a, c.b)));
         self.rows.clear();
-        for r in rows {
-            let i = island_of(&mut self.parent, r.a, r.b);
-            self.rows.push(i);
-        }
+        self.rows.extend(rows.iter().map(|r| island_of(r.a, r.b)));
         self.blocks.clear();
         self.blocks.extend(
             blocks

@@ -567,14 +567,7 @@ fn a_turned_scene_steps_as_the_scene_turned() {
         let mut settings = settings();
         settings.world.gravity = r * DVec3::new(0.0, 0.0, -9.81);
         let mut sim = Simulation::new(settings).unwrap();
-        let half = HalfSpace::new(DVec3::Z, DVec3::ZERO).unwrap();
-        add(
-            &mut sim,
-            (
-                Body::fixed(DVec3::ZERO, r).unwrap(),
-                Some(BodyShape::half_space(half)),
-            ),
-        );
+        crate::tests::test_bodies::add_turned_ground(&mut sim, r);
         let mut bodies = Vec::new();
         for (p, at, q, v, w) in [
             (

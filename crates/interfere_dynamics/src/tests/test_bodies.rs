@@ -24,9 +24,7 @@ pub(crate) fn add_shape(
 
 /// The half-space `z ≤ 0` on a static body.
 pub(crate) fn add_ground(sim: &mut Simulation) -> BodyHandle {
-    let body = Body::fixed(DVec3::ZERO, DQuat::IDENTITY).unwrap();
-    let half = HalfSpace::new(DVec3::Z, DVec3::ZERO).unwrap();
-    sim.insert(body, Some(BodyShape::half_space(half))).unwrap()
+    add_turned_ground(sim, DQuat::IDENTITY)
 }
 
 /// [`add_ground`] turned by `turn` about the origin.
