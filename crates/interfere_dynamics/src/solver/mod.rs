@@ -251,6 +251,7 @@ struct SweepIslands {
     rows: Vec<usize>,
     blocks: Vec<usize>,
     number: Vec<usize>,
+    links: sleeping::Islands,
 }
 
 impl SweepIslands {
@@ -262,7 +263,8 @@ impl SweepIslands {
         blocks: &[joint_block::Block],
     ) {
         let n = bodies.len();
-        let mut links = sleeping::Islands::new(n);
+        let links = &mut self.links;
+        links.reset(n);
         let dynamic = |i: usize| bodies[i].is_dynamic();
         let pairs = constraints
             .iter()

@@ -62,6 +62,12 @@ impl Islands {
         }
     }
 
+    /// [`Self::new`] in place: `n` bodies, each its own island, keeping the allocation.
+    pub(crate) fn reset(&mut self, n: usize) {
+        self.parent.clear();
+        self.parent.extend(0..n);
+    }
+
     /// The representative of `i`'s island (the smallest id in it).
     pub(crate) fn find(&mut self, mut i: usize) -> usize {
         while self.parent[i] != i {
@@ -93,11 +99,19 @@ mod tests {
             seed ^= seed << 17;
             (seed % m as u64) as usize
         };
+        // One value reused through `reset` (as the solver's sweep islands do), and a fresh one.
+        let mut reused = Islands::new(0);
         for n in [1, 2, 7, 40] {
-            for _ in 0..20 {
+            for round in 0..20 {
                 let links: Vec<(usize, usize)> =
                     (0..next(2 * n + 1)).map(|_| (next(n), next(n))).collect();
-                let mut isl = Islands::new(n);
+                let mut fresh = Islands::new(n);
+                reused.reset(n);
+                let isl = if round % 2 == 0 {
+                    &mut fresh
+                } else {
+                    &mut reused
+                };
                 for &(a, b) in &links {
                     isl.union(a, b);
                 }
