@@ -53,7 +53,7 @@ pub use interference::{Interference, InterferenceError, MeshQueries, Method};
 pub use io::{MeshFormat, load_mesh, save_mesh};
 pub use kitamura::{Detection, FacePair, KitamuraConfig, MovingMesh};
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
-pub use obb::{Obb, obb_gap, obb_overlap};
+pub use obb::{Obb, PlacedObb, obb_gap, obb_gap_placed, obb_overlap};
 pub use pipeline::{
     LinManochaPipeline, ObjectId, PairDistance, PipelineError, PipelinePair, StepReport,
 };

@@ -252,13 +252,39 @@ struct Sat {
     slack: f64,
 }
 
+/// Box `b` placed in another box's frame: its axes and centre mapped by the pose, in `f64`
+/// (what every test of `b` against boxes of that frame shares; [`obb_gap_placed`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlacedObb {
+    axes: [DVec3; 3],
+    center: DVec3,
+    half_extents: Vec3,
+}
+
+impl PlacedObb {
+    /// Box `b` placed by `b_to_a`.
+    #[inline(always)]
+    pub fn new(b: &Obb, b_to_a: &DPose) -> Self {
+        Self {
+            axes: b.axes.map(|v| b_to_a.transform_vector(v.as_dvec3())),
+            center: b_to_a.transform_point(b.center),
+            half_extents: b.half_extents,
+        }
+    }
+}
+
 impl Sat {
     #[inline(always)]
     fn new(a: &Obb, b: &Obb, b_to_a: &DPose) -> Self {
+        Self::placed(a, &PlacedObb::new(b, b_to_a))
+    }
+
+    #[inline(always)]
+    fn placed(a: &Obb, b: &PlacedObb) -> Self {
         let aa = a.axes.map(Vec3::as_dvec3);
-        let bb = b.axes.map(|v| b_to_a.transform_vector(v.as_dvec3()));
+        let bb = b.axes;
         let ca = a.center.as_dvec3();
-        let cb = b_to_a.transform_point(b.center);
+        let cb = b.center;
         let d = cb - ca;
         let t = [aa[0].dot(d), aa[1].dot(d), aa[2].dot(d)];
         let mut r = [[0.0f64; 3]; 3];
@@ -342,6 +368,13 @@ pub fn obb_overlap(a: &Obb, b: &Obb, b_to_a: &DPose) -> bool {
 /// traversal ([`crate::bvh::front`]) keeps a separated node pair without testing it again while
 /// the pair's accumulated motion stays below this bound.
 pub fn obb_gap(a: &Obb, b: &Obb, b_to_a: &DPose) -> Option<f64> {
+    obb_gap_placed(a, &PlacedObb::new(b, b_to_a))
+}
+
+/// [`obb_gap`] of box `a` and a box already placed in its frame (the same value, bit for bit:
+/// a traversal tests one placed box against many boxes of the other tree).
+#[inline]
+pub fn obb_gap_placed(a: &Obb, b: &PlacedObb) -> Option<f64> {
     const SHRINK: f64 = 1.0 - 1e-6;
     let Sat {
         t,
@@ -350,7 +383,7 @@ pub fn obb_gap(a: &Obb, b: &Obb, b_to_a: &DPose) -> Option<f64> {
         ha,
         hb,
         slack,
-    } = Sat::new(a, b, b_to_a);
+    } = Sat::placed(a, b);
     let mut best = f64::NEG_INFINITY;
     for i in 0..3 {
         let rb = hb[0] * abs_r[i][0] + hb[1] * abs_r[i][1] + hb[2] * abs_r[i][2];

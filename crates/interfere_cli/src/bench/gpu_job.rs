@@ -13,13 +13,31 @@
 //! drive it: `submit`, then `poll_ready` every 0.1 ms until the readback is there, then
 //! `ReadyJob::finish`; "caller" is the time spent inside `submit` and `poll_ready`, i.e. what
 //! the thread that owns the job pays (the separate calls block their caller throughout).
+//!
+//! `--nut-bolt N` runs the Factory setting (Narang et al. 2022: many nut–bolt pairs in one GPU
+//! job) instead of the heap: `N` copies of the nut-and-bolt demo's M10 bolt (131,456 triangles)
+//! each with its nut (44,032) on it, every pair at its own angle on the thread and screwed
+//! down by 0.02 rad (and its share of the pitch) per frame; the meshes are uploaded once and
+//! shared by every pair, and the traversal and volume of every pair run batched in the one job.
+//! The job runs without CInDeR there (`--cinder auto`; `--cinder on` to run it): every pair
+//! touches, so the image-space test only adds its cost, and over a scene of many pairs its
+//! pixel is wider than the thread's 0.05 mm clearance (at 256 px and 8 pairs it missed a pair
+//! with 3,070 crossing triangle pairs, which the check below reports as an error).
+//!
+//! Every frame also checks the job against the CPU on one thread (column "cpu"): each candidate
+//! pair's crossing triangle pairs against the exact OBBTree traversal
+//! (`MeshQueries::all_pairs`, Shewchuk's predicates; a pair with crossing triangles that
+//! CInDeR did not flag is an error), and each volume against the CPU twin
+//! (`interfere_geometry::volume::UniformVolume`: the same lines, the volume within 10⁻⁵ of it
+//! and each gradient component within 10⁻⁴ of the largest). A difference stops the bench.
 
 use super::median;
 use crate::output::{ms, print_json};
 use clap::Args;
 use interfere_geometry::glam::{DVec3, Quat, Vec3};
-use interfere_geometry::volume::{Sampling, UniformOptions};
-use interfere_geometry::{Aabb, DPose, Pose, Solid, shapes};
+use interfere_geometry::threads::{ThreadSpec, bolt, nut};
+use interfere_geometry::volume::{Sampling, UniformOptions, UniformVolume, VolumeResult};
+use interfere_geometry::{Aabb, DPose, MeshQueries, Method, Pose, Solid, shapes};
 use interfere_gpu::step_job::job_cinder_object;
 use interfere_gpu::{
     Cinder, CinderSceneOptions, GpuContext, GpuMeshSet, GpuTriangleTraversal, GpuVolume, JobMesh,
@@ -35,6 +53,15 @@ pub struct GpuJobArgs {
     /// Body counts, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "10,40")]
     bodies: Vec<usize>,
+    /// Instead of the heap: this many nut–bolt pairs per job (comma separated counts).
+    #[arg(long = "nut-bolt", value_delimiter = ',')]
+    nut_bolt: Vec<usize>,
+    /// Whether the job runs CInDeR before the traversal: `auto` runs it on the heap, not on
+    /// nut–bolt pairs (every pair touches, so the image-space test can only cost, and over a
+    /// scene of many pairs a pixel is wider than the thread's 0.05 mm clearance: it misses
+    /// contacts).
+    #[arg(long, value_enum, default_value_t = CinderUse::Auto)]
+    cinder: CinderUse,
     /// Frames per body count (the first is not timed).
     #[arg(long, default_value_t = 6)]
     frames: usize,
@@ -52,10 +79,22 @@ pub struct GpuJobArgs {
     json: bool,
 }
 
+/// Whether a job runs CInDeR (`--cinder`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum CinderUse {
+    Auto,
+    On,
+    Off,
+}
+
 /// One body count's figures (milliseconds are medians over the timed frames).
 #[derive(Serialize)]
 struct Row {
     bodies: usize,
+    /// Nut–bolt pairs (`--nut-bolt`; 0 for the heap).
+    nut_bolt_pairs: usize,
+    /// Whether the job ran CInDeR (`flagged_pairs` are every candidate pair when not).
+    cinder: bool,
     candidate_pairs: f64,
     flagged_pairs: f64,
     volume_lines: f64,
@@ -80,6 +119,8 @@ struct Row {
     separate_cinder_ms: f64,
     separate_triangles_ms: f64,
     separate_volume_ms: f64,
+    /// The CPU check on one thread: exact triangle pairs (OBBTree) and uniform volumes.
+    cpu_ms: f64,
 }
 
 #[derive(Serialize)]
@@ -96,6 +137,9 @@ struct Heap {
     objects: Vec<JobObject>,
     /// Per body: its mesh's index in `meshes`.
     kind: Vec<usize>,
+    /// Nut–bolt pairs: per pair, its bolt's pose and its nut's angle on the thread (empty for
+    /// the heap).
+    screws: Vec<(DPose, f64)>,
 }
 
 fn lcg(state: &mut u64) -> f64 {
@@ -148,11 +192,65 @@ fn heap(n: usize, seed: u64) -> Heap {
         meshes,
         objects,
         kind,
+        screws: Vec::new(),
     }
 }
 
-/// Moves every body a little (a frame of a falling heap).
+/// The pitch of the M10 thread, in mm.
+const PITCH: f64 = 1.5;
+
+/// The pose of a nut turned by `theta` on its bolt at `bolt` (the coherence bench's screw: 8 mm
+/// up the thread at 0, 30 µm off its axis).
+fn screwed(bolt: &DPose, theta: f64) -> DPose {
+    let on_bolt = DPose {
+        rotation: interfere_geometry::glam::DMat3::from_rotation_z(theta),
+        translation: DVec3::new(0.03, 0.0, 8.0 - PITCH * theta / std::f64::consts::TAU),
+    };
+    bolt.mul(&on_bolt)
+}
+
+/// `n` nut–bolt pairs (see the module documentation): bolts (mesh 0) on a square grid 30 mm
+/// apart, each nut (mesh 1) at its own angle. Bodies `2i` and `2i + 1` are pair `i`.
+fn nut_bolts(n: usize, seed: u64) -> Result<Heap, String> {
+    let spec = ThreadSpec::M10;
+    let meshes = vec![
+        JobMesh::new(0, Arc::new(bolt(&spec, 24.0).map_err(|e| e.to_string())?)),
+        JobMesh::new(1, Arc::new(nut(&spec, 8.0).map_err(|e| e.to_string())?)),
+    ];
+    let mut state = seed.wrapping_add(0x7f4a_7c15);
+    let side = (n as f64).sqrt().ceil() as usize;
+    let mut heap = Heap {
+        meshes,
+        objects: Vec::with_capacity(2 * n),
+        kind: Vec::with_capacity(2 * n),
+        screws: Vec::with_capacity(n),
+    };
+    for i in 0..n {
+        let at = DPose {
+            rotation: interfere_geometry::glam::DMat3::IDENTITY,
+            translation: DVec3::new((i % side) as f64 * 30.0, (i / side) as f64 * 30.0, 0.0),
+        };
+        let theta = lcg(&mut state) * std::f64::consts::TAU;
+        heap.screws.push((at, theta));
+        heap.objects.push(JobObject { mesh: 0, pose: at });
+        heap.objects.push(JobObject {
+            mesh: 1,
+            pose: screwed(&at, theta),
+        });
+        heap.kind.extend([0, 1]);
+    }
+    Ok(heap)
+}
+
+/// Moves every body a little (a frame of a falling heap), or screws every nut down its bolt.
 fn advance(heap: &mut Heap, state: &mut u64) {
+    if !heap.screws.is_empty() {
+        for (i, (at, theta)) in heap.screws.iter_mut().enumerate() {
+            *theta += 0.02;
+            heap.objects[2 * i + 1].pose = screwed(at, *theta);
+        }
+        return;
+    }
     for o in &mut heap.objects {
         let d = DVec3::new(lcg(state) - 0.5, lcg(state) - 0.7, lcg(state) - 0.5) * 0.03;
         let spin = Quat::from_rotation_y((lcg(state) as f32 - 0.5) * 0.05).as_dquat();
@@ -182,8 +280,10 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Runs the benchmark and prints the report.
 pub fn run(args: GpuJobArgs) -> Result<(), String> {
-    if args.frames < 2 || args.bodies.contains(&0) {
-        return Err("--frames must be at least 2 and every --bodies at least 1".into());
+    if args.frames < 2 || args.bodies.contains(&0) || args.nut_bolt.contains(&0) {
+        return Err(
+            "--frames must be at least 2 and every --bodies and --nut-bolt at least 1".into(),
+        );
     }
     if !(args.spacing.is_finite() && args.spacing > 0.0) {
         return Err(format!("--spacing {} must be positive", args.spacing));
@@ -198,9 +298,26 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
         ..Default::default()
     };
     let mut rows = Vec::new();
-    for &n in &args.bodies {
-        let mut heap = heap(n, args.seed);
+    // (bodies, nut–bolt pairs) of each row.
+    let scenes: Vec<(usize, usize)> = if args.nut_bolt.is_empty() {
+        args.bodies.iter().map(|&n| (n, 0)).collect()
+    } else {
+        args.nut_bolt.iter().map(|&p| (2 * p, p)).collect()
+    };
+    for &(n, screws) in &scenes {
+        let mut heap = if screws > 0 {
+            nut_bolts(screws, args.seed)?
+        } else {
+            heap(n, args.seed)
+        };
+        let use_cinder = match args.cinder {
+            CinderUse::On => true,
+            CinderUse::Off => false,
+            CinderUse::Auto => screws == 0,
+        };
         let mut state = args.seed ^ 0x5151;
+        let solids: Vec<Arc<Solid>> = heap.meshes.iter().map(|m| m.solid.clone()).collect();
+        let mut cpu = CpuCheck::new(&solids);
         // The separate path's uploads, once (as a simulation would).
         let set = GpuMeshSet::upload(
             &ctx,
@@ -256,7 +373,7 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
                 meshes: heap.meshes.clone(),
                 objects: heap.objects.clone(),
                 pairs: pairs.clone(),
-                cinder: Some(options),
+                cinder: use_cinder.then_some(options),
                 triangle_pairs: true,
                 volume: Some(JobVolume {
                     sampling: sampling.clone(),
@@ -288,28 +405,33 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
 
             // The separate blocking calls.
             let clock = Instant::now();
-            let mut used: Vec<u32> = pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
-            used.sort_unstable();
-            used.dedup();
-            let objects: Vec<_> = used
-                .iter()
-                .map(|&o| {
-                    job_cinder_object(
-                        &heap.meshes[heap.kind[o as usize]].solid,
-                        &heap.objects[o as usize].pose,
-                    )
-                })
-                .collect();
-            let report = cinder
-                .run(&ctx, &objects, &options)
-                .map_err(|e| format!("Cinder::run: {e}"))?;
-            let mut flagged: Vec<(u32, u32)> = report
-                .pairs
-                .iter()
-                .map(|&(a, b)| (used[a], used[b]))
-                .filter(|p| pairs.contains(p))
-                .collect();
-            flagged.sort_by_key(|p| pairs.iter().position(|q| q == p));
+            let flagged = if use_cinder {
+                let mut used: Vec<u32> = pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
+                used.sort_unstable();
+                used.dedup();
+                let objects: Vec<_> = used
+                    .iter()
+                    .map(|&o| {
+                        job_cinder_object(
+                            &heap.meshes[heap.kind[o as usize]].solid,
+                            &heap.objects[o as usize].pose,
+                        )
+                    })
+                    .collect();
+                let report = cinder
+                    .run(&ctx, &objects, &options)
+                    .map_err(|e| format!("Cinder::run: {e}"))?;
+                let mut flagged: Vec<(u32, u32)> = report
+                    .pairs
+                    .iter()
+                    .map(|&(a, b)| (used[a], used[b]))
+                    .filter(|p| pairs.contains(p))
+                    .collect();
+                flagged.sort_by_key(|p| pairs.iter().position(|q| q == p));
+                flagged
+            } else {
+                pairs.clone()
+            };
             let cinder_ms = ms(clock);
             let clock = Instant::now();
             let b_to_a = |(i, j): (u32, u32)| {
@@ -363,7 +485,7 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
             let volume_ms = ms(clock);
 
             // Same answers, or stop.
-            if answer.flagged.as_ref() != Some(&flagged) {
+            if use_cinder && answer.flagged.as_ref() != Some(&flagged) {
                 return Err(format!("{n} bodies, frame {frame}: the flags differ"));
             }
             if answer.triangles.as_ref() != Some(&triangles) {
@@ -380,9 +502,14 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
                     ));
                 }
             }
+            let clock = Instant::now();
+            cpu.check(&heap, &pairs, &sampling, &answer)
+                .map_err(|e| format!("{n} bodies, frame {frame}: {e}"))?;
+            let cpu_ms = ms(clock);
             if frame == 0 {
                 continue;
             }
+            t.cpu_check.push(cpu_ms);
             t.pairs.push(pairs.len() as f64);
             t.flagged.push(flagged.len() as f64);
             t.lines.push(answer.stats.volume_lines as f64);
@@ -402,6 +529,8 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
         }
         rows.push(Row {
             bodies: n,
+            nut_bolt_pairs: screws,
+            cinder: use_cinder,
             candidate_pairs: mean(&t.pairs),
             flagged_pairs: mean(&t.flagged),
             volume_lines: mean(&t.lines),
@@ -418,6 +547,7 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
             separate_cinder_ms: median(t.cinder),
             separate_triangles_ms: median(t.triangles),
             separate_volume_ms: median(t.volume),
+            cpu_ms: median(t.cpu_check),
         });
     }
     let report = Report {
@@ -433,12 +563,19 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
     println!("adapter: {}", report.adapter);
     println!(
         "CInDeR {} px, volume spacing {} x the smaller body's box side, {} frames (first \
-         untimed); medians in ms; answers agree on every frame",
+         untimed); medians in ms; answers agree on every frame, with each other and with the \
+         CPU (column cpu: the CPU's exact triangle pairs and uniform volumes, one thread)",
         report.resolution, report.spacing, report.frames
     );
+    if report.rows.iter().any(|r| r.nut_bolt_pairs > 0) {
+        println!(
+            "nut-bolt pairs: bodies = 2 x pairs (the M10 bolt's 131,456 and the nut's 44,032 \
+             triangles, uploaded once and shared by every pair)"
+        );
+    }
     println!(
         "{:>6} {:>6} {:>7} {:>7} | {:>8} {:>7} {:>7} {:>8} {:>6} {:>6} {:>6} | {:>9} {:>7} \
-         {:>7} {:>7} | {:>6}",
+         {:>7} {:>7} | {:>6} | {:>8}",
         "bodies",
         "pairs",
         "flagged",
@@ -454,12 +591,13 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
         "cinder",
         "tris",
         "volume",
-        "ratio"
+        "ratio",
+        "cpu"
     );
     for r in &report.rows {
         println!(
             "{:>6} {:>6.1} {:>7.1} {:>7.0} | {:>8.1} {:>7.1} {:>7.1} {:>8.1} {:>6.1} {:>6} \
-             {:>6.0} | {:>9.1} {:>7.1} {:>7.1} {:>7.1} | {:>6.2}",
+             {:>6.0} | {:>9.1} {:>7.1} {:>7.1} {:>7.1} | {:>6.2} | {:>8.1}",
             r.bodies,
             r.candidate_pairs,
             r.flagged_pairs,
@@ -475,7 +613,8 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
             r.separate_cinder_ms,
             r.separate_triangles_ms,
             r.separate_volume_ms,
-            r.separate_ms / r.job_ms.max(1e-9)
+            r.separate_ms / r.job_ms.max(1e-9),
+            r.cpu_ms
         );
     }
     Ok(())
@@ -499,4 +638,125 @@ struct Timings {
     cinder: Vec<f64>,
     triangles: Vec<f64>,
     volume: Vec<f64>,
+    cpu_check: Vec<f64>,
+}
+
+/// The CPU side of the check (see the module documentation): each mesh's OBBTree queries, and a
+/// uniform volume per pair of meshes, built on first use.
+struct CpuCheck<'a> {
+    solids: &'a [Arc<Solid>],
+    queries: Vec<MeshQueries>,
+    volumes: Vec<Vec<Option<UniformVolume<'a>>>>,
+}
+
+impl<'a> CpuCheck<'a> {
+    fn new(solids: &'a [Arc<Solid>]) -> Self {
+        let k = solids.len();
+        Self {
+            solids,
+            queries: solids
+                .iter()
+                .map(|s| MeshQueries::new(s.mesh().clone()))
+                .collect(),
+            volumes: (0..k).map(|_| (0..k).map(|_| None).collect()).collect(),
+        }
+    }
+
+    /// The uniform volume of meshes `(a, b)`.
+    fn volume(&mut self, a: usize, b: usize) -> &UniformVolume<'a> {
+        let solids = self.solids;
+        self.volumes[a][b].get_or_insert_with(|| UniformVolume::new(&solids[a], &solids[b]))
+    }
+
+    /// Checks the job's `answer` for candidate `pairs` against the CPU.
+    fn check(
+        &mut self,
+        heap: &Heap,
+        pairs: &[(u32, u32)],
+        sampling: &[Sampling],
+        answer: &interfere_gpu::StepJobAnswer,
+    ) -> Result<(), String> {
+        let triangles = answer.triangles.as_ref().ok_or("no triangle pairs")?;
+        let volumes = answer.volumes.as_ref().ok_or("no volumes")?;
+        // Without CInDeR every candidate pair is traversed.
+        let flagged = answer.flagged.as_ref().unwrap_or(&pairs.to_vec()).clone();
+        for (k, &(i, j)) in pairs.iter().enumerate() {
+            let (ka, kb) = (heap.kind[i as usize], heap.kind[j as usize]);
+            let (pa, pb) = (heap.objects[i as usize].pose, heap.objects[j as usize].pose);
+            let b_to_a = pa.inverse().mul(&pb);
+            let want = self.queries[ka]
+                .all_pairs(&self.queries[kb], &b_to_a, Method::Obb)
+                .map_err(|e| e.to_string())?;
+            let mut got = triangles[k].clone();
+            got.sort_unstable();
+            if got != want {
+                let why = if flagged.contains(&(i, j)) {
+                    "the GPU traversal's"
+                } else {
+                    "CInDeR did not flag the pair; its"
+                };
+                return Err(format!(
+                    "pair ({i}, {j}): {why} {} crossing triangle pairs differ from the CPU's {}",
+                    got.len(),
+                    want.len()
+                ));
+            }
+            let o = UniformOptions {
+                sampling: sampling[k],
+                centre: DVec3::ZERO,
+                collect_points: true,
+                max_rays: 1 << 18,
+            };
+            let cpu = self.volume(ka, kb).compute(&b_to_a, &o);
+            match (&volumes[k], &cpu) {
+                (Ok(gpu), Ok(cpu)) => {
+                    close_to_cpu(gpu, cpu).map_err(|e| format!("pair ({i}, {j})'s volume: {e}"))?
+                }
+                (Err(_), Err(_)) => {}
+                (gpu, cpu) => {
+                    return Err(format!(
+                        "pair ({i}, {j})'s volume: job {:?}, CPU {:?}",
+                        gpu.as_ref().map(|v| v.volume),
+                        cpu.as_ref().map(|v| v.volume)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The GPU volume against its CPU twin: the same lines, the volume within 10⁻⁵ (plus 10⁻⁹ of a
+/// 64-line cube), each gradient component within 10⁻⁴ of the largest (the GPU test suite's
+/// tolerance, `crates/interfere_gpu/tests/gpu/step_job.rs`).
+fn close_to_cpu(gpu: &VolumeResult, cpu: &VolumeResult) -> Result<(), String> {
+    if gpu.ray_count != cpu.ray_count || gpu.points.len() != cpu.points.len() {
+        return Err(format!(
+            "{} lines and {} endpoints, CPU {} and {}",
+            gpu.ray_count,
+            gpu.points.len(),
+            cpu.ray_count,
+            cpu.points.len()
+        ));
+    }
+    let size = cpu.pixel_area.iter().fold(0.0f64, |m, a| m.max(a.sqrt())) * 64.0;
+    if (gpu.volume - cpu.volume).abs() > 1e-5 * cpu.volume.abs() + 1e-9 * size.powi(3) {
+        return Err(format!("{} against the CPU's {}", gpu.volume, cpu.volume));
+    }
+    let scale = cpu
+        .gradient_a
+        .iter()
+        .chain(&cpu.gradient_b)
+        .fold(0.0f64, |m, g| m.max(g.abs().max_element()));
+    for (g, c) in gpu
+        .gradient_a
+        .iter()
+        .chain(&gpu.gradient_b)
+        .zip(cpu.gradient_a.iter().chain(&cpu.gradient_b))
+    {
+        if (*g - *c).abs().max_element() > 1e-4 * scale + 1e-12 {
+            return Err(format!("gradient {g} against the CPU's {c}"));
+        }
+    }
+    Ok(())
 }

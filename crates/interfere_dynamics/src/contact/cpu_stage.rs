@@ -50,7 +50,7 @@ impl ContactStage for CpuContacts {
             crate::contact::speculative::add_speculative_contacts(
                 input,
                 &mut out.pairs,
-                &*self.narrow,
+                &mut *self.narrow,
             );
         }
         let r = &mut out.report;

@@ -18,7 +18,10 @@
 //! accumulated motion stays below their gap), so a resting pair costs a small part of its first
 //! traversal and a moving one what its motion changed. The answer is exactly the full
 //! traversal's. A pair's front is dropped when it stops being a candidate or a body's mesh
-//! changes.
+//! changes. The speculative look ahead (`crate::contact::speculative`) takes a moving pair's
+//! front, brings it to where the pair is predicted at the end of the step and gives it back, so
+//! that the next step resumes from there: only the motion the solver changed is left to catch
+//! up, not the whole step's.
 
 pub use crate::collision::margin::plane_margin;
 use crate::collision::shape::{HalfSpace, MeshShape, Shape};
@@ -105,11 +108,15 @@ impl NarrowPhase for CpuNarrowPhase {
         out.extend(found.into_iter().flatten());
     }
 
-    fn front(&self, a: BodyId, b: BodyId, meshes: (u64, u64)) -> Option<&TraversalFront> {
-        self.fronts
-            .get(&(a, b))
-            .filter(|f| f.meshes == meshes)
-            .map(|f| &f.front)
+    fn take_front(&mut self, a: BodyId, b: BodyId, meshes: (u64, u64)) -> Option<TraversalFront> {
+        match self.fronts.remove(&(a, b)) {
+            Some(f) if f.meshes == meshes => Some(f.front),
+            _ => None,
+        }
+    }
+
+    fn keep_front(&mut self, a: BodyId, b: BodyId, meshes: (u64, u64), front: TraversalFront) {
+        self.fronts.insert((a, b), PairFront { meshes, front });
     }
 }
 
@@ -146,26 +153,23 @@ fn coherent_pair(
     meshes_interfere(a, b, r)
 }
 
-/// [`exact_pair`] at the poses of `input` for a mesh–mesh pair with a traversal `front` kept
-/// at nearby poses: the look ahead of `interfere_geometry::bvh::front` (the same answer), on up
-/// to `threads` threads. Other pairs, or without a front: [`exact_pair`].
-pub(crate) fn exact_pair_near(
+/// [`exact_pair`] with every crossing pair at the poses of `input`, for a mesh–mesh pair
+/// resuming the traversal `front` it had at nearby poses and leaving it at these
+/// (`interfere_geometry::bvh::front`: the same answer as from the roots), on up to `threads`
+/// threads. Other pairs: [`exact_pair`].
+pub(crate) fn exact_pair_from_front(
     input: &StageInput<'_>,
     a: BodyId,
     b: BodyId,
-    all: bool,
-    front: Option<&TraversalFront>,
+    front: &mut TraversalFront,
     threads: usize,
 ) -> Option<InterferingPair> {
-    let (Some(front), true) = (front, all) else {
-        return exact_pair(input, a, b, all);
-    };
     let Some((ma, mb, _, b_to_a)) = input.mesh_pair(a, b) else {
-        return exact_pair(input, a, b, all);
+        return exact_pair(input, a, b, true);
     };
     let r = ma
         .queries()
-        .interference_near_front(mb.queries(), &b_to_a, front, threads);
+        .interference_coherent(mb.queries(), &b_to_a, front, threads);
     meshes_interfere(a, b, r)
 }
 

@@ -35,12 +35,12 @@ use crate::body::Body;
 use crate::collision::broad_phase::is_moving;
 use crate::collision::margin::travel;
 use crate::collision::shape::Shape;
-use crate::contact::narrow_phase::exact_pair_near;
+use crate::contact::narrow_phase::{exact_pair, exact_pair_from_front};
 use crate::contact::parts::exact::feature_key;
 use crate::contact::stage::{NarrowPhase, PairContact, StageInput};
 use crate::contact::volume_stage::pair_contact;
 use crate::contact::{BodyId, VolumeContact};
-use crate::parallel::par_map_with;
+use crate::parallel::par_map_mut_with;
 use interfere_geometry::TraversalFront;
 use interfere_geometry::glam::{DQuat, DVec3};
 
@@ -187,7 +187,7 @@ fn predicted_parts(
     input: &StageInput<'_>,
     (a, b): (BodyId, BodyId),
     count: usize,
-    front: Option<&TraversalFront>,
+    mut front: Option<&mut TraversalFront>,
     threads: usize,
 ) -> Vec<VolumeContact> {
     let now = [&input.bodies[a], &input.bodies[b]];
@@ -221,7 +221,11 @@ fn predicted_parts(
                 candidates: &[(0, 1)],
                 ..*input
             };
-            if let Some(hit) = exact_pair_near(&future, 0, 1, all, front, threads) {
+            let hit = match front.as_deref_mut() {
+                Some(front) if all => exact_pair_from_front(&future, 0, 1, front, threads),
+                _ => exact_pair(&future, 0, 1, all),
+            };
+            if let Some(hit) = hit {
                 let contact = pair_contact(&future, hit);
                 let alone = moves != &[true, true];
                 return carried_back(&contact, (a, b), now, &then, alone);
@@ -237,7 +241,7 @@ fn predicted_parts(
 pub fn add_speculative_contacts(
     input: &StageInput<'_>,
     pairs: &mut Vec<PairContact>,
-    narrow: &dyn NarrowPhase,
+    narrow: &mut dyn NarrowPhase,
 ) {
     let moving: Vec<((BodyId, BodyId), usize)> = input
         .candidates
@@ -250,17 +254,31 @@ pub fn add_speculative_contacts(
     if moving.is_empty() {
         return;
     }
-    // A mesh–mesh pair looks ahead from the traversal front the narrow phase left it (the same
-    // answer as a traversal from the roots: `interfere_geometry::bvh::front`). When fewer pairs
-    // move than there are threads, each takes its share of them.
+    // A mesh–mesh pair looks ahead from the traversal front the narrow phase left it and gives
+    // it back where the look ahead left it, at the end of the step if the pair goes on as it
+    // moves: the next step's narrow phase resumes from there (the answers are those of a
+    // traversal from the roots: `interfere_geometry::bvh::front`). When fewer pairs move than
+    // there are threads, each takes its share of them.
     let threads = input.settings.thread_count();
     let per_pair = (threads / moving.len()).max(1);
-    let found = par_map_with(threads, &moving, |&((a, b), count)| {
-        let front = input
-            .mesh_pair(a, b)
-            .and_then(|(ma, mb, _, _)| narrow.front(a, b, (ma.id(), mb.id())));
-        predicted_parts(input, (a, b), count, front, per_pair)
+    let mut looks: Vec<_> = moving
+        .iter()
+        .map(|&((a, b), count)| {
+            let meshes = input
+                .mesh_pair(a, b)
+                .map(|(ma, mb, _, _)| (ma.id(), mb.id()));
+            let front = meshes.and_then(|m| narrow.take_front(a, b, m));
+            ((a, b), count, meshes, front)
+        })
+        .collect();
+    let found = par_map_mut_with(threads, &mut looks, |(pair, count, _, front)| {
+        predicted_parts(input, *pair, *count, front.as_mut(), per_pair)
     });
+    for ((a, b), _, meshes, front) in looks {
+        if let (Some(meshes), Some(front)) = (meshes, front) {
+            narrow.keep_front(a, b, meshes, front);
+        }
+    }
     let mut added = false;
     for (&((a, b), _), parts) in moving.iter().zip(found) {
         if parts.is_empty() {

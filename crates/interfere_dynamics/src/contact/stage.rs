@@ -296,17 +296,30 @@ pub trait NarrowPhase: Send + Sync {
     fn name(&self) -> &'static str;
     /// Appends the interfering pairs among `input.candidates`, in candidate order.
     fn interfering(&mut self, input: &StageInput<'_>, out: &mut Vec<InterferingPair>);
-    /// The OBBTree traversal front mesh–mesh pair `(a, b)` (meshes of ids `meshes`) was left
-    /// with by the last [`NarrowPhase::interfering`], for a look ahead at other poses of the pair
-    /// (`interfere_geometry::bvh::front`). `None` by default and when it has none for these
-    /// meshes.
-    fn front(
-        &self,
+    /// Takes out the OBBTree traversal front mesh–mesh pair `(a, b)` (meshes of ids `meshes`)
+    /// was left with, for a look ahead that brings it to other poses of the pair
+    /// (`interfere_geometry::bvh::front`; `crate::contact::speculative`). The pair has no front
+    /// until [`NarrowPhase::keep_front`] gives one back. `None` by default and when it has none
+    /// for these meshes.
+    fn take_front(
+        &mut self,
         _a: BodyId,
         _b: BodyId,
         _meshes: (u64, u64),
-    ) -> Option<&interfere_geometry::TraversalFront> {
+    ) -> Option<interfere_geometry::TraversalFront> {
         None
+    }
+    /// Gives mesh–mesh pair `(a, b)` a traversal front of its meshes `meshes`, wherever it was
+    /// brought to (a front taken by [`NarrowPhase::take_front`] and moved to where the pair is
+    /// predicted to be): the next [`NarrowPhase::interfering`] resumes from it. Dropped by
+    /// default.
+    fn keep_front(
+        &mut self,
+        _a: BodyId,
+        _b: BodyId,
+        _meshes: (u64, u64),
+        _front: interfere_geometry::TraversalFront,
+    ) {
     }
 }
 

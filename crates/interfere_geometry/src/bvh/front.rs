@@ -26,7 +26,7 @@
 //! ([`REGROW`]), the next query starts again from the roots.
 
 use crate::bvh::obbtree::{Descent, ObbNodeKind, ObbTree, descend};
-use crate::obb::obb_gap;
+use crate::obb::{Obb, PlacedObb, obb_gap, obb_gap_placed};
 use crate::pose::DPose;
 use glam::DVec3;
 
@@ -378,10 +378,39 @@ struct Query<'a, F> {
     record: bool,
 }
 
+/// B's boxes placed in A's frame, cached by node (direct-mapped, [`PLACED_CACHE`] slots): a
+/// traversal tests a node of B against many nodes of A in a row (it splits A's larger boxes
+/// first), and placing a box is about half of a box test.
+struct PlacedCache {
+    slots: [(u32, PlacedObb); PLACED_CACHE],
+}
+
+/// Slots of a [`PlacedCache`].
+const PLACED_CACHE: usize = 64;
+
+impl PlacedCache {
+    fn new(any: &Obb, b_to_a: &DPose) -> Self {
+        Self {
+            slots: [(u32::MAX, PlacedObb::new(any, b_to_a)); PLACED_CACHE],
+        }
+    }
+
+    /// Node `ib`'s box `obb` placed by `b_to_a`.
+    #[inline(always)]
+    fn get(&mut self, ib: u32, obb: &Obb, b_to_a: &DPose) -> &PlacedObb {
+        let slot = &mut self.slots[ib as usize % PLACED_CACHE];
+        if slot.0 != ib {
+            *slot = (ib, PlacedObb::new(obb, b_to_a));
+        }
+        &slot.1
+    }
+}
+
 impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {
     /// Resumes the traversal from `entries` (in order), appending to `r`.
     fn resume(&self, entries: &[Entry], r: &mut Resumed) {
         let mut stack: Vec<(u32, u32)> = Vec::with_capacity(64);
+        let mut placed = PlacedCache::new(&self.b.root().obb, self.b_to_a);
         for e in entries {
             let kind = e.b >> KIND_SHIFT;
             if self.motion.against(kind) < e.limit {
@@ -397,7 +426,8 @@ impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {
             while let Some((ia, ib)) = stack.pop() {
                 let (na, nb) = (&self.a.nodes()[ia as usize], &self.b.nodes()[ib as usize]);
                 r.stats.box_tests += 1;
-                if let Some(gap) = obb_gap(&na.obb, &nb.obb, self.b_to_a) {
+                let b_placed = placed.get(ib, &nb.obb, self.b_to_a);
+                if let Some(gap) = obb_gap_placed(&na.obb, b_placed) {
                     if self.record {
                         r.next.push(Entry {
                             a: ia,

@@ -541,7 +541,8 @@ impl StepJobRunner {
                 let cinder = job.plan.cinder.as_mut().expect("cinder planned");
                 match outcome.overflow {
                     Some(needed) => {
-                        cinder.capacity = needed + needed / 8 + 1024;
+                        cinder.capacity =
+                            scene::fragment_capacity(ctx, needed + needed / 8 + 1024, needed);
                         // The traversal started from incomplete flags.
                         job.decoded.traversal = None;
                         again = true;
@@ -556,7 +557,8 @@ impl StepJobRunner {
                 let outcome = r.decode(regions, &bytes);
                 let t = job.plan.traversal.as_mut().expect("traversal planned");
                 if let Some((step, needed)) = outcome.list_overflow {
-                    let (list, hits) = outcome.regrow(needed, step, t.last, t.list_capacity);
+                    let (list, hits) =
+                        outcome.regrow_on(ctx, needed, step, t.last, t.list_capacity);
                     t.list_capacity = list.min(MAX_CAPACITY);
                     t.hit_capacity = t.hit_capacity.max(hits).min(MAX_CAPACITY);
                     again = true;

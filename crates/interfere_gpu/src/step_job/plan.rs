@@ -3,6 +3,7 @@
 //! its local frame) with the capacities learned from earlier jobs.
 
 use super::*;
+use crate::bvh_traversal::palette::device_capacities;
 
 impl StepJobRunner {
     /// Validates the input and prepares everything on the host.
@@ -90,7 +91,11 @@ impl StepJobRunner {
                 let (projections, estimate) = scene::projections(&scene, options);
                 Some(CinderPlan {
                     options: *options,
-                    capacity: self.capacities.fragments.unwrap_or(estimate).max(1),
+                    capacity: scene::fragment_capacity(
+                        ctx,
+                        self.capacities.fragments.unwrap_or(estimate),
+                        1,
+                    ),
                     scene,
                     projections,
                     pair_ids,
@@ -120,15 +125,18 @@ impl StepJobRunner {
                 })
                 .max()
                 .unwrap_or(0);
+            let (max_list, max_hits) = device_capacities(ctx);
             Some(TraversalPlan {
                 palette: storage_buffer(ctx, "job palette", &entries, wgpu::BufferUsages::empty())?,
                 last,
+                // What earlier jobs learned, within what the device can hold.
                 list_capacity: self
                     .capacities
                     .pair_list
+                    .min(max_list)
                     .max(input.pairs.len() as u64)
                     .clamp(1, MAX_CAPACITY),
-                hit_capacity: self.capacities.hits.clamp(1, MAX_CAPACITY),
+                hit_capacity: self.capacities.hits.min(max_hits).clamp(1, MAX_CAPACITY),
             })
         } else {
             None

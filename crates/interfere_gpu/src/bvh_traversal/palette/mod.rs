@@ -503,13 +503,29 @@ pub(crate) struct TraversalOutcome {
 }
 
 impl TraversalOutcome {
+    /// [`Self::regrow`]'s capacities, at most what the device holds ([`device_capacities`]),
+    /// but the list never below `needed` (a need past the device's limit fails when the
+    /// buffers are made, [`GpuError::BufferTooLarge`]).
+    pub(crate) fn regrow_on(
+        &self,
+        ctx: &GpuContext,
+        needed: u64,
+        step: usize,
+        last: usize,
+        old: u64,
+    ) -> (u64, u64) {
+        let (list, hits) = self.regrow(needed, step, last, old);
+        let (max_list, max_hits) = device_capacities(ctx);
+        (list.min(max_list).max(needed), hits.min(max_hits).max(1))
+    }
+
     /// List and hit capacities for the next round after the list of step `step + 1` needed
     /// `needed` entries (of a traversal whose last step is `last`, lists of `old` entries). The
     /// later steps' lengths are unknown (they ran on a truncated list), so they are extrapolated
     /// with the growth per step seen so far (between 2 and 2.5, at most 16 times `needed`); the
     /// hits are bounded by the last list's length. Without this, every later step that
     /// outgrows its list would cost one more round.
-    pub(crate) fn regrow(&self, needed: u64, step: usize, last: usize, old: u64) -> (u64, u64) {
+    fn regrow(&self, needed: u64, step: usize, last: usize, old: u64) -> (u64, u64) {
         let growth = self
             .lengths
             .windows(2)
@@ -525,6 +541,22 @@ impl TraversalOutcome {
             .min(u64::from(u32::MAX / 4));
         (list, list)
     }
+}
+
+/// The largest node-pair list and triangle-pair list capacities whose buffers the device allows
+/// (12 bytes per listed node pair, 12 per triangle pair after a 16-byte header; the smaller of
+/// its storage-binding and buffer-size limits), and at most `u32::MAX / 4` for the kernels'
+/// `u32` totals.
+pub(crate) fn device_capacities(ctx: &GpuContext) -> (u64, u64) {
+    let limits = ctx.device.limits();
+    let bytes = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let cap = u64::from(u32::MAX / 4);
+    (
+        (bytes / 12).min(cap),
+        (bytes.saturating_sub(16) / 12).min(cap),
+    )
 }
 
 #[repr(C)]
@@ -736,7 +768,7 @@ impl GpuTriangleTraversal {
                         capacity,
                     });
                 }
-                let (list, hits) = outcome.regrow(needed, step, last, list_capacity);
+                let (list, hits) = outcome.regrow_on(ctx, needed, step, last, list_capacity);
                 list_capacity = list.min(limit);
                 hit_capacity = hit_capacity.max(hits).min(limit);
                 continue;
@@ -810,6 +842,40 @@ mod tests {
     use super::*;
     use crate::readback::wait_for;
     use crate::scan::{BLOCK, scan_shape};
+
+    /// A list that overflowed is regrown by the growth seen so far, but never past what the
+    /// device holds in one buffer (at 8 nut–bolt pairs the extrapolation asked lavapipe for
+    /// 137 MB against its 128 MiB), and never below the measured need.
+    #[test]
+    fn regrown_lists_fit_the_device() {
+        let Some(ctx) = crate::testing::gpu_or_skip("regrown_lists_fit_the_device") else {
+            return;
+        };
+        let limits = ctx.device.limits();
+        let bytes = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        let (max_list, max_hits) = device_capacities(&ctx);
+        assert!(
+            max_list * 12 <= bytes && (max_list + 1) * 12 > bytes.min(u64::from(u32::MAX / 4) * 12)
+        );
+        assert!(16 + max_hits * 12 <= bytes);
+        let outcome = TraversalOutcome {
+            pairs: Vec::new(),
+            lengths: vec![1, 3, 9, 27],
+            list_overflow: None,
+            hits_needed: 0,
+            hit_overflow: false,
+        };
+        // Small: the extrapolation as before (2.5 per step left, at most 16 times the need).
+        assert_eq!(outcome.regrow_on(&ctx, 100, 3, 10, 64), (1600, 1600));
+        // Past the device: capped, but never below the need.
+        let big = max_list / 4;
+        let (list, hits) = outcome.regrow_on(&ctx, big, 3, 10, 64);
+        assert_eq!((list, hits), (max_list, max_hits.min(16 * big)));
+        let (list, _) = outcome.regrow_on(&ctx, max_list + 5, 3, 10, 64);
+        assert_eq!(list, max_list + 5);
+    }
 
     /// The GPU's list set-up (`begin` in `shaders/palette_control.wgsl`) writes the dispatch
     /// arguments and scan parameters that the host twins (`scan_shape`, 64 invocations per
