@@ -135,10 +135,12 @@ struct SBody {
 }
 
 impl SBody {
+    #[inline(always)]
     fn apply(&mut self, lin: DVec3, ang: DVec3) {
         self.v += lin * self.inv_mass;
         self.w += self.inv_inertia * ang;
     }
+    #[inline(always)]
     fn displace(&mut self, lin: DVec3, ang: DVec3) {
         self.dx += lin * self.inv_mass;
         self.dtheta += self.inv_inertia * ang;
@@ -187,16 +189,20 @@ impl Row {
         Self::new(d, ra.cross(d), rb.cross(d), a, b)
     }
     /// Rate of the constraint (relative velocity along the row).
+    #[inline(always)]
     fn rate(&self, a: &SBody, b: &SBody) -> f64 {
         self.lin.dot(b.v - a.v) + self.ang_b.dot(b.w) - self.ang_a.dot(a.w)
     }
+    #[inline(always)]
     fn rate_pos(&self, a: &SBody, b: &SBody) -> f64 {
         self.lin.dot(b.dx - a.dx) + self.ang_b.dot(b.dtheta) - self.ang_a.dot(a.dtheta)
     }
+    #[inline(always)]
     fn apply(&self, bodies: &mut [SBody], ia: usize, ib: usize, l: f64) {
         bodies[ib].apply(self.lin * l, self.ang_b * l);
         bodies[ia].apply(-self.lin * l, -self.ang_a * l);
     }
+    #[inline(always)]
     fn displace(&self, bodies: &mut [SBody], ia: usize, ib: usize, l: f64) {
         bodies[ib].displace(self.lin * l, self.ang_b * l);
         bodies[ia].displace(-self.lin * l, -self.ang_a * l);
