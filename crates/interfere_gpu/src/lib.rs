@@ -47,4 +47,4 @@ pub use step_job::{
     StepJobInput, StepJobRunner,
 };
 pub use timing::{KernelTimes, StageTimings};
-pub use volume::{GpuVolume, GpuVolumeMesh, GpuVolumeReport};
+pub use volume::{GpuVolume, GpuVolumeMesh, GpuVolumeReport, agrees_with_cpu};

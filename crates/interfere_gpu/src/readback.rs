@@ -69,13 +69,19 @@ pub fn storage_buffer_sized(
     }))
 }
 
+/// The most bytes one storage buffer may hold on the device: the smaller of its storage-binding
+/// and buffer-size limits.
+pub fn buffer_limit(ctx: &GpuContext) -> u64 {
+    let limits = ctx.device.limits();
+    limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size)
+}
+
 /// Fails with [`GpuError::BufferTooLarge`] when `bytes` exceeds the device's storage-binding or
 /// buffer-size limit.
 pub fn check_size(ctx: &GpuContext, what: &'static str, bytes: u64) -> Result<(), GpuError> {
-    let limits = ctx.device.limits();
-    let limit = limits
-        .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
+    let limit = buffer_limit(ctx);
     if bytes > limit {
         return Err(GpuError::BufferTooLarge {
             what,

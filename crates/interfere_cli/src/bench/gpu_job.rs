@@ -36,7 +36,7 @@ use crate::output::{ms, print_json};
 use clap::Args;
 use interfere_geometry::glam::{DVec3, Quat, Vec3};
 use interfere_geometry::threads::{ThreadSpec, bolt, nut};
-use interfere_geometry::volume::{Sampling, UniformOptions, UniformVolume, VolumeResult};
+use interfere_geometry::volume::{Sampling, UniformOptions, UniformVolume};
 use interfere_geometry::{Aabb, DPose, MeshQueries, Method, Pose, Solid, shapes};
 use interfere_gpu::step_job::job_cinder_object;
 use interfere_gpu::{
@@ -709,9 +709,8 @@ impl<'a> CpuCheck<'a> {
             };
             let cpu = self.volume(ka, kb).compute(&b_to_a, &o);
             match (&volumes[k], &cpu) {
-                (Ok(gpu), Ok(cpu)) => {
-                    close_to_cpu(gpu, cpu).map_err(|e| format!("pair ({i}, {j})'s volume: {e}"))?
-                }
+                (Ok(gpu), Ok(cpu)) => interfere_gpu::agrees_with_cpu(gpu, cpu)
+                    .map_err(|e| format!("pair ({i}, {j})'s volume: {e}"))?,
                 (Err(_), Err(_)) => {}
                 (gpu, cpu) => {
                     return Err(format!(
@@ -724,39 +723,4 @@ impl<'a> CpuCheck<'a> {
         }
         Ok(())
     }
-}
-
-/// The GPU volume against its CPU twin: the same lines, the volume within 10⁻⁵ (plus 10⁻⁹ of a
-/// 64-line cube), each gradient component within 10⁻⁴ of the largest (the GPU test suite's
-/// tolerance, `crates/interfere_gpu/tests/gpu/step_job.rs`).
-fn close_to_cpu(gpu: &VolumeResult, cpu: &VolumeResult) -> Result<(), String> {
-    if gpu.ray_count != cpu.ray_count || gpu.points.len() != cpu.points.len() {
-        return Err(format!(
-            "{} lines and {} endpoints, CPU {} and {}",
-            gpu.ray_count,
-            gpu.points.len(),
-            cpu.ray_count,
-            cpu.points.len()
-        ));
-    }
-    let size = cpu.pixel_area.iter().fold(0.0f64, |m, a| m.max(a.sqrt())) * 64.0;
-    if (gpu.volume - cpu.volume).abs() > 1e-5 * cpu.volume.abs() + 1e-9 * size.powi(3) {
-        return Err(format!("{} against the CPU's {}", gpu.volume, cpu.volume));
-    }
-    let scale = cpu
-        .gradient_a
-        .iter()
-        .chain(&cpu.gradient_b)
-        .fold(0.0f64, |m, g| m.max(g.abs().max_element()));
-    for (g, c) in gpu
-        .gradient_a
-        .iter()
-        .chain(&gpu.gradient_b)
-        .zip(cpu.gradient_a.iter().chain(&cpu.gradient_b))
-    {
-        if (*g - *c).abs().max_element() > 1e-4 * scale + 1e-12 {
-            return Err(format!("gradient {g} against the CPU's {c}"));
-        }
-    }
-    Ok(())
 }

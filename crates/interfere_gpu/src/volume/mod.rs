@@ -134,6 +134,52 @@ pub(crate) struct Record {
 /// Bytes of one endpoint record.
 pub(crate) const RECORD_BYTES: u64 = std::mem::size_of::<Record>() as u64;
 
+/// Whether a GPU volume agrees with its CPU twin (`interfere_geometry::volume::uniform_volume`
+/// at the same options) within the tolerance the GPU tests hold it to: the same lines, pixel
+/// areas and endpoint count; the volume within `10⁻⁵` of the CPU's (plus `10⁻⁹` of a cube 64
+/// lines wide); each gradient component within `10⁻⁴` of the CPU's largest. The `f32` line
+/// casts are certified and fixed up exactly where a hit is uncertain, so the lines agree; the
+/// tolerance covers the `f32` depths and weights. `Err` says what differs.
+pub fn agrees_with_cpu(gpu: &VolumeResult, cpu: &VolumeResult) -> Result<(), String> {
+    if gpu.ray_count != cpu.ray_count
+        || gpu.pixel_area != cpu.pixel_area
+        || gpu.points.len() != cpu.points.len()
+    {
+        return Err(format!(
+            "{} lines, {} endpoints and pixel areas {:?}; the CPU's {}, {} and {:?}",
+            gpu.ray_count,
+            gpu.points.len(),
+            gpu.pixel_area,
+            cpu.ray_count,
+            cpu.points.len(),
+            cpu.pixel_area
+        ));
+    }
+    let size = cpu.pixel_area.iter().fold(0.0f64, |m, a| m.max(a.sqrt())) * 64.0;
+    if (gpu.volume - cpu.volume).abs() > 1e-5 * cpu.volume.abs() + 1e-9 * size.powi(3) {
+        return Err(format!(
+            "volume {} against the CPU's {}",
+            gpu.volume, cpu.volume
+        ));
+    }
+    let scale = cpu
+        .gradient_a
+        .iter()
+        .chain(&cpu.gradient_b)
+        .fold(0.0f64, |m, g| m.max(g.abs().max_element()));
+    for (g, c) in gpu
+        .gradient_a
+        .iter()
+        .chain(&gpu.gradient_b)
+        .zip(cpu.gradient_a.iter().chain(&cpu.gradient_b))
+    {
+        if (*g - *c).abs().max_element() > 1e-4 * scale + 1e-12 {
+            return Err(format!("gradient {g} against the CPU's {c}"));
+        }
+    }
+    Ok(())
+}
+
 /// A solid uploaded for [`GpuVolume`]: its triangles on the GPU, and on the host its vertices,
 /// its balanced tree (layout reused every call) and its exact `f64` twin for recasting lines.
 pub struct GpuVolumeMesh {

@@ -548,10 +548,7 @@ impl TraversalOutcome {
 /// its storage-binding and buffer-size limits), and at most `u32::MAX / 4` for the kernels'
 /// `u32` totals.
 pub(crate) fn device_capacities(ctx: &GpuContext) -> (u64, u64) {
-    let limits = ctx.device.limits();
-    let bytes = limits
-        .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
+    let bytes = crate::readback::buffer_limit(ctx);
     let cap = u64::from(u32::MAX / 4);
     (
         (bytes / 12).min(cap),
@@ -851,10 +848,7 @@ mod tests {
         let Some(ctx) = crate::testing::gpu_or_skip("regrown_lists_fit_the_device") else {
             return;
         };
-        let limits = ctx.device.limits();
-        let bytes = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size);
+        let bytes = crate::readback::buffer_limit(&ctx);
         let (max_list, max_hits) = device_capacities(&ctx);
         assert!(
             max_list * 12 <= bytes && (max_list + 1) * 12 > bytes.min(u64::from(u32::MAX / 4) * 12)

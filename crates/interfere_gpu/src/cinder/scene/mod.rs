@@ -100,11 +100,8 @@ const NODE_WORDS: u64 = 3;
 /// buffer-size limits), but never less than `needed` (a need past the device's limit fails
 /// when the buffers are made, [`GpuError::BufferTooLarge`]).
 pub(crate) fn fragment_capacity(ctx: &GpuContext, want: u64, needed: u64) -> u64 {
-    let limits = ctx.device.limits();
-    let bytes = limits
-        .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
-    want.min(bytes / (NODE_WORDS * 4)).max(needed)
+    let most = crate::readback::buffer_limit(ctx) / (NODE_WORDS * 4);
+    want.min(most).max(needed)
 }
 const POINT_WORDS: u64 = 5;
 const ID_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Uint;
@@ -525,11 +522,7 @@ mod tests {
         let Some(ctx) = crate::testing::gpu_or_skip("fragment_capacity_fits_the_device") else {
             return;
         };
-        let limits = ctx.device.limits();
-        let most = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size)
-            / (NODE_WORDS * 4);
+        let most = crate::readback::buffer_limit(&ctx) / (NODE_WORDS * 4);
         assert_eq!(fragment_capacity(&ctx, 5000, 0), 5000);
         assert_eq!(fragment_capacity(&ctx, 5000, 6000), 6000);
         assert_eq!(fragment_capacity(&ctx, u64::MAX, 1), most);
