@@ -711,3 +711,45 @@ fn simulate_runs_the_gpu_backends() {
     let (ok, _, err) = interfere(&["simulate", scene, "--backend", "tpu"]);
     assert!(!ok && err.contains("--backend"), "{err}");
 }
+
+/// `bench gpu-job`: the falling heap and `--nut-bolt` pairs, each frame's job checked against
+/// the separate GPU calls and the CPU's exact triangle pairs and uniform volume (the command
+/// fails when any differ); on lavapipe in CI, skipped loudly without an adapter elsewhere.
+#[test]
+fn bench_gpu_job_checks_the_heap_and_nut_bolt_pairs_against_the_cpu() {
+    if interfere_gpu::testing::gpu_or_skip("bench_gpu_job_checks_the_heap_and_nut_bolt_pairs")
+        .is_none()
+    {
+        return;
+    }
+    let (ok, out, err) = interfere(&[
+        "bench", "gpu-job", "--bodies", "6", "--frames", "2", "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let heap = &v["rows"][0];
+    assert_eq!(heap["bodies"], 6);
+    assert_eq!(heap["cinder"], true);
+    assert!(heap["candidate_pairs"].as_f64().unwrap() > 0.0, "{heap}");
+    let (ok, out, err) = interfere(&[
+        "bench",
+        "gpu-job",
+        "--nut-bolt",
+        "1",
+        "--frames",
+        "2",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let row = &v["rows"][0];
+    assert_eq!(row["nut_bolt_pairs"], 1);
+    assert_eq!(row["bodies"], 2);
+    assert_eq!(row["cinder"], false);
+    assert_eq!(row["candidate_pairs"].as_f64(), Some(1.0));
+    // The nut rests on its flanks 30 µm off the axis: thousands of crossing triangle pairs.
+    assert!(row["triangle_pairs"].as_f64().unwrap() > 1000.0, "{row}");
+    assert!(row["volume_lines"].as_f64().unwrap() > 100.0, "{row}");
+    let (ok, _, err) = interfere(&["bench", "gpu-job", "--nut-bolt", "0"]);
+    assert!(!ok && err.contains("--nut-bolt"), "{err}");
+}

@@ -97,6 +97,8 @@ struct Row {
     cinder: bool,
     candidate_pairs: f64,
     flagged_pairs: f64,
+    /// Exactly crossing triangle pairs over all pairs (the job's, equal to the CPU's).
+    triangle_pairs: f64,
     volume_lines: f64,
     /// The job: submit to answer (submit, non-blocking polls, finish).
     job_ms: f64,
@@ -512,6 +514,8 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
             t.cpu_check.push(cpu_ms);
             t.pairs.push(pairs.len() as f64);
             t.flagged.push(flagged.len() as f64);
+            t.triangles_found
+                .push(triangles.iter().map(Vec::len).sum::<usize>() as f64);
             t.lines.push(answer.stats.volume_lines as f64);
             t.job.push(job_ms);
             t.caller.push(caller_ms);
@@ -533,6 +537,7 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
             cinder: use_cinder,
             candidate_pairs: mean(&t.pairs),
             flagged_pairs: mean(&t.flagged),
+            triangle_pairs: mean(&t.triangles_found),
             volume_lines: mean(&t.lines),
             job_ms: median(t.job),
             job_caller_ms: median(t.caller),
@@ -624,6 +629,7 @@ pub fn run(args: GpuJobArgs) -> Result<(), String> {
 struct Timings {
     pairs: Vec<f64>,
     flagged: Vec<f64>,
+    triangles_found: Vec<f64>,
     lines: Vec<f64>,
     job: Vec<f64>,
     caller: Vec<f64>,
