@@ -251,26 +251,6 @@ impl MeshQueries {
         self.complete(other, b_to_a, pairs)
     }
 
-    /// [`MeshQueries::interference_coherent`] without changing `front` (a look ahead: the pair at
-    /// another pose near the front's, such as where it will be at the end of the step).
-    pub fn interference_near_front(
-        &self,
-        other: &MeshQueries,
-        b_to_a: &DPose,
-        front: &TraversalFront,
-        threads: usize,
-    ) -> Interference {
-        let leaf = LeafTest::new(self.mesh(), other.mesh(), b_to_a);
-        let (pairs, _) = self.obb_tree().all_pairs_near_front(
-            other.obb_tree(),
-            b_to_a,
-            front,
-            threads,
-            |a, b| leaf.certified(a, b),
-        );
-        self.complete(other, b_to_a, pairs)
-    }
-
     /// Completes a query whose intersecting pairs were found elsewhere (for example by the GPU
     /// traversal with [`MeshQueries::pair_intersects`] at the leaves): when `pairs` is empty and
     /// both meshes are closed, containment decides nesting.
