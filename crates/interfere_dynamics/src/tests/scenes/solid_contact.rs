@@ -478,12 +478,18 @@ fn ten_box_stack_stands() {
 /// a predicted pose (volume `V'`, gradient `J'`) is carried back linearly, `V = V' − J'·Δ`; for
 /// a ring of vertices pressing into a plane `V ∝ d³`, so the model's zero lies `(2/3) d'` past
 /// the true touch (`V'/|J'| = d'/3`, not `d'`) and the torus penetrates by that much. A second,
-/// *reversed* look ahead (`x − vΔt`) does find the other side's arc as gap rows (checked: the
-/// parts lie on the opposite arc), but with the same linearization; it reduced the rocking from
-/// 0.119 to 0.094 m/s and the travel from 1.6 to 0.2 mm, not to rest (not kept). What is left:
-/// carrying a part back with its true depth (the region's deepest point, or the growth
-/// exponent from two samples) instead of `V'/|J'|`, so that a speculative row stops a curved or
-/// faceted body at the touch.
+/// Printing each row's kind and point showed more: in substeps 2–4 *every* row, current and
+/// speculative, lies on the landing arc; the side that descends has none. The forward look
+/// ahead follows the start-of-step rotation, which is the landing's (toward the landing arc);
+/// the landing reverses it within the step. A *reversed* look ahead (`x − vΔt`) does find the
+/// other arc as gap rows (checked: the parts lie on the opposite arc), but carried back with
+/// the same linearization; it reduced the rocking from 0.119 to 0.094 m/s and the travel from
+/// 1.6 to 0.2 mm, not to rest; scaling `V'` by 2–3 before carrying it back (a vertex ring's
+/// `d'/(V'/|J'|)`) changed nothing without it and removed the reversed rows with it (their
+/// carried-back volume turned positive). None kept. What is left: rows for the side a resting
+/// body may tip onto whatever its velocity (a look ahead of the pair pressed together, with its
+/// gap parts), each carried back with its true depth (the region's deepest point, or the growth
+/// exponent from two samples) instead of `V'/|J'|`.
 #[test]
 #[ignore = "issue 28, open: a torus resting flat on a mesh slab rocks forever (see the doc comment)"]
 fn resting_torus_comes_to_rest() {
