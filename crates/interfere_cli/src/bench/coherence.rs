@@ -11,11 +11,10 @@
 //! answers must be equal (the run fails otherwise), and the median times are reported with their
 //! ratio. The coherent query's threads are `--threads`; the full traversal has one.
 
-use super::median;
+use super::{m10_bolt_and_nut, median, screwed_nut};
 use clap::Args;
 use interfere_cli::progress::Progress;
 use interfere_geometry::glam::{DMat3, DQuat, DVec3, Vec3};
-use interfere_geometry::threads::{ThreadSpec, bolt, nut};
 use interfere_geometry::{DPose, MeshOptions, MeshQueries, Method, TraversalFront, TriMesh, io};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -213,10 +212,7 @@ fn resting_copy(
 
 /// The nut on its bolt: still, and screwing down.
 fn nut_on_bolt(steps: usize) -> Vec<(&'static str, Vec<DPose>)> {
-    let screw = |theta: f64| DPose {
-        rotation: DMat3::from_rotation_z(theta),
-        translation: DVec3::new(0.03, 0.0, 8.0 - 1.5 * theta / std::f64::consts::TAU),
-    };
+    let screw = screwed_nut;
     vec![
         (
             "at rest",
@@ -244,13 +240,11 @@ pub fn run(args: CoherenceArgs, quiet: bool) -> Result<(), String> {
         pairs.push((name, queries, MeshQueries::new(mesh), motions));
     }
     if args.bolt {
-        let spec = ThreadSpec::M10;
-        let b = bolt(&spec, 24.0).map_err(|e| e.to_string())?.into_mesh();
-        let n = nut(&spec, 8.0).map_err(|e| e.to_string())?.into_mesh();
+        let (b, n) = m10_bolt_and_nut()?;
         pairs.push((
             "M10 nut on its bolt".into(),
-            MeshQueries::new(b),
-            MeshQueries::new(n),
+            MeshQueries::new(b.into_mesh()),
+            MeshQueries::new(n.into_mesh()),
             nut_on_bolt(args.steps),
         ));
     }

@@ -31,11 +31,10 @@
 //! (`interfere_geometry::volume::UniformVolume`: the same lines, the volume within 10⁻⁵ of it
 //! and each gradient component within 10⁻⁴ of the largest). A difference stops the bench.
 
-use super::median;
+use super::{m10_bolt_and_nut, median, screwed_nut};
 use crate::output::{ms, print_json};
 use clap::Args;
 use interfere_geometry::glam::{DVec3, Quat, Vec3};
-use interfere_geometry::threads::{ThreadSpec, bolt, nut};
 use interfere_geometry::volume::{Sampling, UniformOptions, UniformVolume};
 use interfere_geometry::{Aabb, DPose, MeshQueries, Method, Pose, Solid, shapes};
 use interfere_gpu::step_job::job_cinder_object;
@@ -198,26 +197,13 @@ fn heap(n: usize, seed: u64) -> Heap {
     }
 }
 
-/// The pitch of the M10 thread, in mm.
-const PITCH: f64 = 1.5;
-
-/// The pose of a nut turned by `theta` on its bolt at `bolt` (the coherence bench's screw: 8 mm
-/// up the thread at 0, 30 µm off its axis).
-fn screwed(bolt: &DPose, theta: f64) -> DPose {
-    let on_bolt = DPose {
-        rotation: interfere_geometry::glam::DMat3::from_rotation_z(theta),
-        translation: DVec3::new(0.03, 0.0, 8.0 - PITCH * theta / std::f64::consts::TAU),
-    };
-    bolt.mul(&on_bolt)
-}
-
 /// `n` nut–bolt pairs (see the module documentation): bolts (mesh 0) on a square grid 30 mm
 /// apart, each nut (mesh 1) at its own angle. Bodies `2i` and `2i + 1` are pair `i`.
 fn nut_bolts(n: usize, seed: u64) -> Result<Heap, String> {
-    let spec = ThreadSpec::M10;
+    let (bolt, nut) = m10_bolt_and_nut()?;
     let meshes = vec![
-        JobMesh::new(0, Arc::new(bolt(&spec, 24.0).map_err(|e| e.to_string())?)),
-        JobMesh::new(1, Arc::new(nut(&spec, 8.0).map_err(|e| e.to_string())?)),
+        JobMesh::new(0, Arc::new(bolt)),
+        JobMesh::new(1, Arc::new(nut)),
     ];
     let mut state = seed.wrapping_add(0x7f4a_7c15);
     let side = (n as f64).sqrt().ceil() as usize;
@@ -237,7 +223,7 @@ fn nut_bolts(n: usize, seed: u64) -> Result<Heap, String> {
         heap.objects.push(JobObject { mesh: 0, pose: at });
         heap.objects.push(JobObject {
             mesh: 1,
-            pose: screwed(&at, theta),
+            pose: at.mul(&screwed_nut(theta)),
         });
         heap.kind.extend([0, 1]);
     }
@@ -249,7 +235,7 @@ fn advance(heap: &mut Heap, state: &mut u64) {
     if !heap.screws.is_empty() {
         for (i, (at, theta)) in heap.screws.iter_mut().enumerate() {
             *theta += 0.02;
-            heap.objects[2 * i + 1].pose = screwed(at, *theta);
+            heap.objects[2 * i + 1].pose = at.mul(&screwed_nut(*theta));
         }
         return;
     }
@@ -684,8 +670,6 @@ impl<'a> CpuCheck<'a> {
     ) -> Result<(), String> {
         let triangles = answer.triangles.as_ref().ok_or("no triangle pairs")?;
         let volumes = answer.volumes.as_ref().ok_or("no volumes")?;
-        // Without CInDeR every candidate pair is traversed.
-        let flagged = answer.flagged.as_ref().unwrap_or(&pairs.to_vec()).clone();
         for (k, &(i, j)) in pairs.iter().enumerate() {
             let (ka, kb) = (heap.kind[i as usize], heap.kind[j as usize]);
             let (pa, pb) = (heap.objects[i as usize].pose, heap.objects[j as usize].pose);
@@ -696,7 +680,9 @@ impl<'a> CpuCheck<'a> {
             let mut got = triangles[k].clone();
             got.sort_unstable();
             if got != want {
-                let why = if flagged.contains(&(i, j)) {
+                // Without CInDeR every candidate pair is traversed.
+                let traversed = answer.flagged.as_ref().is_none_or(|f| f.contains(&(i, j)));
+                let why = if traversed {
                     "the GPU traversal's"
                 } else {
                     "CInDeR did not flag the pair; its"

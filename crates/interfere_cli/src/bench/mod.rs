@@ -42,6 +42,28 @@ pub enum BenchCommand {
     SmallObstacle(small_obstacle::SmallObstacleArgs),
 }
 
+/// The nut-and-bolt demo's M10 × 1.5 bolt (24 mm of thread, 131,456 triangles) and nut (8 mm
+/// high, 44,032 triangles), as `bench coherence --bolt` and `bench gpu-job --nut-bolt` use them.
+pub(crate) fn m10_bolt_and_nut()
+-> Result<(interfere_geometry::Solid, interfere_geometry::Solid), String> {
+    use interfere_geometry::threads::{ThreadSpec, bolt, nut};
+    let spec = ThreadSpec::M10;
+    Ok((
+        bolt(&spec, 24.0).map_err(|e| e.to_string())?,
+        nut(&spec, 8.0).map_err(|e| e.to_string())?,
+    ))
+}
+
+/// The pose, in its bolt's frame, of the nut of [`m10_bolt_and_nut`] turned by `theta` (radians)
+/// down the 1.5 mm pitch from 8 mm up the thread, 30 µm off the axis.
+pub(crate) fn screwed_nut(theta: f64) -> interfere_geometry::DPose {
+    use interfere_geometry::glam::{DMat3, DVec3};
+    interfere_geometry::DPose {
+        rotation: DMat3::from_rotation_z(theta),
+        translation: DVec3::new(0.03, 0.0, 8.0 - 1.5 * theta / std::f64::consts::TAU),
+    }
+}
+
 /// The median of `v` (the upper one of an even count; 0 when empty).
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {

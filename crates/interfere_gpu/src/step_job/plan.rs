@@ -3,7 +3,7 @@
 //! its local frame) with the capacities learned from earlier jobs.
 
 use super::*;
-use crate::bvh_traversal::palette::device_capacities;
+use crate::bvh_traversal::palette::starting_capacities;
 
 impl StepJobRunner {
     /// Validates the input and prepares everything on the host.
@@ -125,18 +125,17 @@ impl StepJobRunner {
                 })
                 .max()
                 .unwrap_or(0);
-            let (max_list, max_hits) = device_capacities(ctx);
+            // What earlier jobs learned, within what the device can hold.
+            let (list, hits) = starting_capacities(
+                ctx,
+                (self.capacities.pair_list, self.capacities.hits),
+                input.pairs.len() as u64,
+            );
             Some(TraversalPlan {
                 palette: storage_buffer(ctx, "job palette", &entries, wgpu::BufferUsages::empty())?,
                 last,
-                // What earlier jobs learned, within what the device can hold.
-                list_capacity: self
-                    .capacities
-                    .pair_list
-                    .min(max_list)
-                    .max(input.pairs.len() as u64)
-                    .clamp(1, MAX_CAPACITY),
-                hit_capacity: self.capacities.hits.min(max_hits).clamp(1, MAX_CAPACITY),
+                list_capacity: list.clamp(1, MAX_CAPACITY),
+                hit_capacity: hits.clamp(1, MAX_CAPACITY),
             })
         } else {
             None

@@ -556,6 +556,14 @@ pub(crate) fn device_capacities(ctx: &GpuContext) -> (u64, u64) {
     )
 }
 
+/// The list and hit capacities a traversal starts with: `learned` (list, hits) from earlier
+/// queries, within what the device holds ([`device_capacities`]), the list never below the
+/// `start` node pairs it begins with.
+pub(crate) fn starting_capacities(ctx: &GpuContext, learned: (u64, u64), start: u64) -> (u64, u64) {
+    let (max_list, max_hits) = device_capacities(ctx);
+    (learned.0.min(max_list).max(start), learned.1.min(max_hits))
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct Control {
@@ -718,7 +726,9 @@ impl GpuTriangleTraversal {
             .lock()
             .map(|l| *l)
             .unwrap_or((FIRST_LIST_CAPACITY, FIRST_HIT_CAPACITY));
-        let mut list_capacity = first_list.max(start_len).min(limit);
+        let (first_list, first_hits) =
+            starting_capacities(ctx, (first_list, first_hits), start_len);
+        let mut list_capacity = first_list.min(limit);
         let mut hit_capacity = first_hits.min(limit);
         loop {
             let mut stamps = Timestamps::new(ctx);
@@ -842,7 +852,8 @@ mod tests {
 
     /// A list that overflowed is regrown by the growth seen so far, but never past what the
     /// device holds in one buffer (at 8 nut–bolt pairs the extrapolation asked lavapipe for
-    /// 137 MB against its 128 MiB), and never below the measured need.
+    /// 137 MB against its 128 MiB), and never below the measured need; a traversal starting
+    /// from learned sizes starts within the device too.
     #[test]
     fn regrown_lists_fit_the_device() {
         let Some(ctx) = crate::testing::gpu_or_skip("regrown_lists_fit_the_device") else {
@@ -869,6 +880,12 @@ mod tests {
         assert_eq!((list, hits), (max_list, max_hits.min(16 * big)));
         let (list, _) = outcome.regrow_on(&ctx, max_list + 5, 3, 10, 64);
         assert_eq!(list, max_list + 5);
+        // A start from learned sizes: within the device, the list never below its start.
+        assert_eq!(starting_capacities(&ctx, (100, 50), 300), (300, 50));
+        assert_eq!(
+            starting_capacities(&ctx, (u64::MAX, u64::MAX), 7),
+            (max_list, max_hits)
+        );
     }
 
     /// The GPU's list set-up (`begin` in `shaders/palette_control.wgsl`) writes the dispatch

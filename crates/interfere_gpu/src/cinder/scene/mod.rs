@@ -94,6 +94,8 @@ use std::collections::BTreeSet;
 const VIEW_BYTES: u64 = 96;
 /// Words per list node and per point.
 const NODE_WORDS: u64 = 3;
+const POINT_WORDS: u64 = 5;
+const ID_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Uint;
 
 /// The fragment capacity to run with: `want` (an estimate, or a measured need with room), at
 /// most what the device holds in one node buffer (the smaller of its storage-binding and
@@ -103,8 +105,6 @@ pub(crate) fn fragment_capacity(ctx: &GpuContext, want: u64, needed: u64) -> u64
     let most = crate::readback::buffer_limit(ctx) / (NODE_WORDS * 4);
     want.min(most).max(needed)
 }
-const POINT_WORDS: u64 = 5;
-const ID_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Uint;
 
 /// Which view directions a run uses (see the module documentation for when each is needed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
