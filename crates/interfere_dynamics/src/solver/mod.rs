@@ -638,6 +638,7 @@ impl Solver {
     /// joints, then each contact's friction (clamped to the cone of its current normal impulse)
     /// and normal row. Sets `change[i]` to the largest change of a contact row's velocity it made
     /// in island `i` (m/s: a volume row's rate over `|∂V/∂x|`).
+    #[inline(never)]
     fn velocity_sweep(&mut self, active: &[bool], change: &mut [f64]) {
         let islands = &self.islands;
         for (block, &isl) in self.joint_blocks.iter_mut().zip(&islands.blocks) {
@@ -656,33 +657,39 @@ impl Solver {
                 continue;
             }
             let mut most = 0.0f64;
-            // Friction first, clamped by the current normal impulse.
+            // Friction first, clamped by the current normal impulse. A row pair with no impulse
+            // and none allowed (no normal impulse, or no friction) stays at zero: skipped, as
+            // most speculative and separated parts are in a pile.
             let limit = c.mu * c.lambda * c.normal_scale;
             let old = c.lambda_t;
-            let mut new = old;
-            for k in 0..2 {
-                let row = &c.tangents[k];
-                let u = row.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
-                new[k] = old[k] - (u - c.tangent_targets[k]) * row.k_inv;
-            }
-            let len = (new[0] * new[0] + new[1] * new[1]).sqrt();
-            if len > limit {
-                let f = if len > 0.0 { limit / len } else { 0.0 };
-                new = [new[0] * f, new[1] * f];
-            }
-            for k in 0..2 {
-                let row = &c.tangents[k];
-                row.apply(&mut self.sbodies, c.a, c.b, new[k] - old[k]);
-                if row.k_inv > 0.0 {
-                    most = most.max((new[k] - old[k]).abs() / row.k_inv);
+            if limit > 0.0 || old != [0.0; 2] {
+                let mut new = old;
+                for k in 0..2 {
+                    let row = &c.tangents[k];
+                    let u = row.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
+                    new[k] = old[k] - (u - c.tangent_targets[k]) * row.k_inv;
                 }
+                let len = (new[0] * new[0] + new[1] * new[1]).sqrt();
+                if len > limit {
+                    let f = if len > 0.0 { limit / len } else { 0.0 };
+                    new = [new[0] * f, new[1] * f];
+                }
+                for k in 0..2 {
+                    let row = &c.tangents[k];
+                    row.apply(&mut self.sbodies, c.a, c.b, new[k] - old[k]);
+                    if row.k_inv > 0.0 {
+                        most = most.max((new[k] - old[k]).abs() / row.k_inv);
+                    }
+                }
+                c.lambda_t = new;
             }
-            c.lambda_t = new;
             // Normal.
             let u = c.normal.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
             let new_l = (c.lambda + (c.target - u) * c.normal.k_inv).max(0.0);
-            c.normal
-                .apply(&mut self.sbodies, c.a, c.b, new_l - c.lambda);
+            if new_l != c.lambda {
+                c.normal
+                    .apply(&mut self.sbodies, c.a, c.b, new_l - c.lambda);
+            }
             if c.normal.k_inv > 0.0 {
                 most = most.max((new_l - c.lambda).abs() / c.normal.k_inv / c.normal_scale);
             }
@@ -716,8 +723,10 @@ impl Solver {
                 let moved = c.normal.rate_pos(&self.sbodies[c.a], &self.sbodies[c.b]);
                 let remaining = c.error - c.slop - moved;
                 let new_d = (c.delta + remaining * c.normal.k_inv).max(0.0);
-                c.normal
-                    .displace(&mut self.sbodies, c.a, c.b, new_d - c.delta);
+                if new_d != c.delta {
+                    c.normal
+                        .displace(&mut self.sbodies, c.a, c.b, new_d - c.delta);
+                }
                 c.delta = new_d;
             }
         }
