@@ -206,65 +206,53 @@ fn locate_with(
     (PointLocation::Outside, first.len() + MAX_RAYS as usize)
 }
 
-/// The vertices of each connected component of a mesh's surface (components joined through
-/// shared vertices), in index order; unused vertices are left out.
-fn components(mesh: &TriMesh) -> Vec<Vec<u32>> {
-    let n = mesh.vertices().len();
-    let mut parent: Vec<u32> = (0..n as u32).collect();
-    fn find(parent: &mut [u32], mut x: u32) -> u32 {
-        while parent[x as usize] != x {
-            let up = parent[parent[x as usize] as usize];
-            parent[x as usize] = up;
-            x = up;
-        }
-        x
-    }
-    let mut used = vec![false; n];
-    for t in mesh.triangles() {
-        for &v in t {
-            used[v as usize] = true;
-        }
-        for k in 1..3 {
-            let (a, b) = (find(&mut parent, t[0]), find(&mut parent, t[k]));
-            if a != b {
-                parent[a.max(b) as usize] = a.min(b);
-            }
-        }
-    }
-    let mut slot = vec![usize::MAX; n];
-    let mut out: Vec<Vec<u32>> = Vec::new();
-    for v in 0..n as u32 {
-        if !used[v as usize] {
-            continue;
-        }
-        let root = find(&mut parent, v) as usize;
-        if slot[root] == usize::MAX {
-            slot[root] = out.len();
-            out.push(Vec::new());
-        }
-        out[slot[root]].push(v);
-    }
-    out
-}
-
-/// For each component of `probe` (vertices mapped by `map`), whether it lies inside the surface
-/// `verts`/`tris`: the first vertex not on that surface decides (a component lying wholly on
-/// the surface counts as not inside).
-fn components_inside(
-    probe: &TriMesh,
-    map: impl Fn(glam::Vec3) -> DVec3,
-    verts: &[DVec3],
+/// For each connected surface component of `probe` (its vertices, `components`, placed by
+/// `place`), whether it lies inside the surface `tris` over the vertices `verts()` (made only if
+/// a ray is cast), whose vertices lie in `reach`: the first vertex not on that surface decides
+/// (a component lying wholly on the surface counts as outside, since it does not enter the
+/// interior). A vertex outside `reach` is outside the surface without a ray, as
+/// [`locate_in`] would find from the surface's own box.
+fn components_inside<'v>(
+    components: &[Vec<u32>],
+    place: impl Fn(u32) -> DVec3,
+    reach: (DVec3, DVec3),
+    verts: impl Fn() -> &'v [DVec3],
     tris: &[[u32; 3]],
 ) -> Vec<bool> {
-    components(probe)
+    components
         .iter()
         .map(|comp| {
             comp.iter()
-                .map(|&v| locate_in(verts, tris, map(probe.vertices()[v as usize])))
+                .map(|&v| {
+                    let p = place(v);
+                    if p.cmpge(reach.0).all() && p.cmple(reach.1).all() {
+                        locate_in(verts(), tris, p)
+                    } else {
+                        PointLocation::Outside
+                    }
+                })
                 .find(|&loc| loc != PointLocation::Boundary)
                 == Some(PointLocation::Inside)
         })
         .collect()
+}
+
+/// A box holding every vertex of `solid` placed by `pose` (as [`DPose::transform_point`] places
+/// them): its box's corners placed, widened by far more than the placement's rounding.
+fn placed_reach(solid: &Solid, pose: &DPose) -> (DVec3, DVec3) {
+    let (lo, hi) = solid.bounds();
+    let corners = (0..8).map(|k| {
+        let pick = |bit: usize, l: f64, h: f64| if k & bit == 0 { l } else { h };
+        pose.transform_dpoint(DVec3::new(
+            pick(1, lo.x, hi.x),
+            pick(2, lo.y, hi.y),
+            pick(4, lo.z, hi.z),
+        ))
+    });
+    let (plo, phi) = bounds(corners);
+    let size = plo.abs().max(phi.abs()).max_element() + pose.translation.abs().max_element();
+    let margin = 1e-9 * (size + (hi - lo).max_element()) + f64::MIN_POSITIVE;
+    (plo - margin, phi + margin)
 }
 
 /// Whether one solid contains the other, with B placed in A's frame by `b_to_a`.
@@ -275,17 +263,43 @@ fn components_inside(
 /// component decides. Returns `None` when the solids are disjoint. All tests run exactly on
 /// A's coordinates and B's vertices mapped with [`DPose::transform_point`].
 pub fn containment(a: &Solid, b: &Solid, b_to_a: &DPose) -> Option<Containment> {
-    let a_verts: Vec<DVec3> = a.vertices().iter().map(|v| v.as_dvec3()).collect();
-    let b_verts: Vec<DVec3> = b
-        .vertices()
-        .iter()
-        .map(|&v| b_to_a.transform_point(v))
-        .collect();
-    let b_in_a = components_inside(b, |v| b_to_a.transform_point(v), &a_verts, a.triangles());
+    // The vertices in f64 (A's as they are, B's placed), made only when a ray is cast: most
+    // calls (surfaces apart, boxes overlapping) decide from the boxes alone.
+    let a_verts = std::cell::OnceCell::new();
+    let b_verts = std::cell::OnceCell::new();
+    let a_verts = || -> &[DVec3] {
+        a_verts.get_or_init(|| {
+            a.vertices()
+                .iter()
+                .map(|v| v.as_dvec3())
+                .collect::<Vec<_>>()
+        })
+    };
+    let b_verts = || -> &[DVec3] {
+        b_verts.get_or_init(|| {
+            b.vertices()
+                .iter()
+                .map(|&v| b_to_a.transform_point(v))
+                .collect::<Vec<_>>()
+        })
+    };
+    let b_in_a = components_inside(
+        b.components(),
+        |v| b_to_a.transform_point(b.vertices()[v as usize]),
+        a.bounds(),
+        a_verts,
+        a.triangles(),
+    );
     if !b_in_a.is_empty() && b_in_a.iter().all(|&x| x) {
         return Some(Containment::BInsideA);
     }
-    let a_in_b = components_inside(a, |v| v.as_dvec3(), &b_verts, b.triangles());
+    let a_in_b = components_inside(
+        a.components(),
+        |v| a.vertices()[v as usize].as_dvec3(),
+        placed_reach(b, b_to_a),
+        b_verts,
+        b.triangles(),
+    );
     if !a_in_b.is_empty() && a_in_b.iter().all(|&x| x) {
         return Some(Containment::AInsideB);
     }
@@ -596,5 +610,106 @@ mod tests {
             locate_point(&merged, DVec3::new(0.1, 0.0, 0.0)),
             PointLocation::Inside
         );
+    }
+
+    /// The containment of two solids as the rays alone decide it: every component's vertices
+    /// located in order by a full ray cast (no cached boxes, no shortcut), the first not on the
+    /// surface deciding.
+    fn containment_by_rays(a: &Solid, b: &Solid, b_to_a: &DPose) -> Option<Containment> {
+        let a_verts: Vec<DVec3> = a.vertices().iter().map(|v| v.as_dvec3()).collect();
+        let b_verts: Vec<DVec3> = b
+            .vertices()
+            .iter()
+            .map(|&v| b_to_a.transform_point(v))
+            .collect();
+        let inside = |probe: &[DVec3], mesh: &Solid, verts: &[DVec3], tris: &[[u32; 3]]| {
+            crate::topology::components(mesh)
+                .iter()
+                .map(|comp| {
+                    comp.iter()
+                        .map(|&v| locate_in(verts, tris, probe[v as usize]))
+                        .find(|&l| l != PointLocation::Boundary)
+                        == Some(PointLocation::Inside)
+                })
+                .collect::<Vec<_>>()
+        };
+        let b_in_a = inside(&b_verts, b, &a_verts, a.triangles());
+        let a_in_b = inside(&a_verts, a, &b_verts, b.triangles());
+        if !b_in_a.is_empty() && b_in_a.iter().all(|&x| x) {
+            Some(Containment::BInsideA)
+        } else if !a_in_b.is_empty() && a_in_b.iter().all(|&x| x) {
+            Some(Containment::AInsideB)
+        } else if b_in_a.iter().chain(&a_in_b).any(|&x| x) {
+            Some(Containment::ComponentsNested)
+        } else {
+            None
+        }
+    }
+
+    /// [`containment`] decides most calls from cached boxes and components; it must answer as
+    /// the rays alone do: random poses (nested, apart, overlapping boxes) of convex, holed and
+    /// multi-shell solids, faces touching and coplanar, and far from the origin.
+    #[test]
+    fn box_shortcuts_answer_as_the_rays() {
+        let mut rng = ChaCha8Rng::seed_from_u64(31);
+        let shift = |v: Vec3| Pose::from_translation(v);
+        let two = {
+            let a = icosphere(0.3, 1).unwrap().transformed(&shift(Vec3::ZERO));
+            let b = icosphere(0.3, 1)
+                .unwrap()
+                .transformed(&shift(Vec3::new(1.2, 0.0, 0.0)));
+            Solid::new(TriMesh::merge(&[&a, &b]).unwrap()).unwrap()
+        };
+        let far = |m: Solid| {
+            Solid::new(
+                m.mesh()
+                    .transformed(&shift(Vec3::new(3.0e5, -2.0e5, 1.0e5))),
+            )
+            .unwrap()
+        };
+        let solids = [
+            icosphere(1.5, 2).unwrap(),
+            cuboid(Vec3::new(0.5, 0.3, 0.4)).unwrap(),
+            cuboid(Vec3::splat(0.5)).unwrap(),
+            torus(1.0, 0.3, 16, 8).unwrap(),
+            two,
+            far(icosphere(1.5, 1).unwrap()),
+            far(cuboid(Vec3::splat(0.2)).unwrap()),
+        ];
+        let mut decided = [0usize; 4];
+        let mut check = |a: &Solid, b: &Solid, pose: &DPose| {
+            if first_hit_brute(a, b, pose).is_some() {
+                return;
+            }
+            let want = containment_by_rays(a, b, pose);
+            assert_eq!(containment(a, b, pose), want, "{pose:?}");
+            decided[match want {
+                None => 0,
+                Some(Containment::BInsideA) => 1,
+                Some(Containment::AInsideB) => 2,
+                Some(Containment::ComponentsNested) => 3,
+            }] += 1;
+        };
+        for a in &solids {
+            for b in &solids {
+                for k in 0..40 {
+                    let mut pose = random_pose(&mut rng, 0.2 + 0.05 * k as f32);
+                    if k % 4 == 0 {
+                        pose.rotation = DMat3::IDENTITY;
+                    }
+                    check(a, b, &pose);
+                }
+                // Coplanar and touching: B's placed faces on A's, by whole-number shifts.
+                for t in [0.0, 0.1, 0.2, 0.3, 0.5, 1.0] {
+                    let pose = DPose {
+                        rotation: DMat3::IDENTITY,
+                        translation: DVec3::new(t, 0.0, 0.0),
+                    };
+                    check(a, b, &pose);
+                }
+            }
+        }
+        // Every kind of answer came up.
+        assert!(decided.iter().all(|&n| n > 0), "{decided:?}");
     }
 }

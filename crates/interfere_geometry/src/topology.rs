@@ -4,6 +4,7 @@
 
 use crate::error::MeshError;
 use crate::mesh::TriMesh;
+use glam::DVec3;
 use serde::Serialize;
 
 /// An undirected edge and the triangles that use it.
@@ -152,6 +153,47 @@ impl Topology {
     }
 }
 
+/// The vertices of each connected component of a mesh's surface (components joined through
+/// shared vertices), in index order; unused vertices are left out.
+pub(crate) fn components(mesh: &TriMesh) -> Vec<Vec<u32>> {
+    let n = mesh.vertices().len();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    fn find(parent: &mut [u32], mut x: u32) -> u32 {
+        while parent[x as usize] != x {
+            let up = parent[parent[x as usize] as usize];
+            parent[x as usize] = up;
+            x = up;
+        }
+        x
+    }
+    let mut used = vec![false; n];
+    for t in mesh.triangles() {
+        for &v in t {
+            used[v as usize] = true;
+        }
+        for k in 1..3 {
+            let (a, b) = (find(&mut parent, t[0]), find(&mut parent, t[k]));
+            if a != b {
+                parent[a.max(b) as usize] = a.min(b);
+            }
+        }
+    }
+    let mut slot = vec![usize::MAX; n];
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    for v in 0..n as u32 {
+        if !used[v as usize] {
+            continue;
+        }
+        let root = find(&mut parent, v) as usize;
+        if slot[root] == usize::MAX {
+            slot[root] = out.len();
+            out.push(Vec::new());
+        }
+        out[slot[root]].push(v);
+    }
+    out
+}
+
 /// A closed, consistently oriented mesh whose triangles face outward: what the interference,
 /// containment, volume and mass-property methods need.
 #[derive(Clone, Debug)]
@@ -159,6 +201,10 @@ pub struct Solid {
     mesh: TriMesh,
     topology: Topology,
     reoriented: bool,
+    /// The vertices of each connected surface component ([`components`]).
+    components: Vec<Vec<u32>>,
+    /// The box of the vertices the triangles use, in f64 (exact).
+    bounds: (DVec3, DVec3),
 }
 
 impl Solid {
@@ -172,17 +218,38 @@ impl Solid {
         if topology.signed_volume < 0.0 {
             let mesh = mesh.flipped();
             let topology = Topology::of(&mesh);
-            return Ok(Self {
-                mesh,
-                topology,
-                reoriented: true,
-            });
+            return Ok(Self::with(mesh, topology, true));
         }
-        Ok(Self {
+        Ok(Self::with(mesh, topology, false))
+    }
+
+    fn with(mesh: TriMesh, topology: Topology, reoriented: bool) -> Self {
+        let components = components(&mesh);
+        let bounds = mesh.triangles().iter().flatten().fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), &v| {
+                let p = mesh.vertices()[v as usize].as_dvec3();
+                (lo.min(p), hi.max(p))
+            },
+        );
+        Self {
             mesh,
             topology,
-            reoriented: false,
-        })
+            reoriented,
+            components,
+            bounds,
+        }
+    }
+
+    /// The vertices of each connected component of the surface (joined through shared
+    /// vertices), in index order.
+    pub(crate) fn components(&self) -> &[Vec<u32>] {
+        &self.components
+    }
+
+    /// The box of the vertices the triangles use (f64, exact).
+    pub(crate) fn bounds(&self) -> (DVec3, DVec3) {
+        self.bounds
     }
 
     /// The surface.
