@@ -19,6 +19,7 @@ pub mod error;
 pub mod hull;
 pub mod interference;
 pub mod io;
+pub mod key_hash;
 pub mod kitamura;
 pub mod mesh;
 pub mod obb;

@@ -25,8 +25,7 @@
 
 use crate::aabb::Aabb;
 use crate::error::SapError;
-use std::collections::{BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeSet;
 
 /// A box in a [`SweepAndPrune`]. Ids of removed boxes are reused after the next update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -66,28 +65,7 @@ pub struct UpdateStats {
     pub rebuilt: bool,
 }
 
-/// A fast hasher for pair keys (the SplitMix64 finaliser).
-#[derive(Default)]
-struct PairHasher(u64);
-
-impl Hasher for PairHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(self.0 ^ u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        self.0 = z ^ (z >> 31);
-    }
-}
-
-type PairMap<V> = HashMap<u64, V, BuildHasherDefault<PairHasher>>;
+type PairMap<V> = crate::key_hash::KeyMap<u64, V>;
 
 /// The key of an unordered pair: smaller id in the high half.
 #[inline]

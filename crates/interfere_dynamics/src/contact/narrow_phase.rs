@@ -28,14 +28,14 @@ use crate::collision::shape::{HalfSpace, MeshShape, Shape};
 use crate::contact::BodyId;
 use crate::contact::stage::{InterferingPair, NarrowPhase, StageInput};
 use crate::parallel::{par_map_mut_with, par_map_with};
+use interfere_geometry::key_hash::KeyMap;
 use interfere_geometry::{Interference, Method, TraversalFront};
-use std::collections::HashMap;
 
 /// The exact CPU narrow phase (see the module documentation), with each mesh–mesh candidate's
 /// traversal front kept between steps.
 #[derive(Clone, Debug, Default)]
 pub struct CpuNarrowPhase {
-    fronts: HashMap<(BodyId, BodyId), PairFront>,
+    fronts: KeyMap<(BodyId, BodyId), PairFront>,
 }
 
 /// A mesh–mesh pair's traversal front, and the ids of the two meshes it belongs to.

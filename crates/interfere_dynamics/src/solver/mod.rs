@@ -34,9 +34,9 @@ pub(crate) mod sleeping;
 use crate::body::Body;
 use crate::contact::{BodyId, Contacts};
 use interfere_geometry::glam::{DMat3, DQuat, DVec3};
+use interfere_geometry::key_hash::KeyMap;
 use joint_rows::{JointRow, JointSlot};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// Solver parameters.
 ///
@@ -238,7 +238,7 @@ struct Constraint {
 pub struct Solver {
     /// Parameters.
     pub settings: SolverSettings,
-    cache: HashMap<Key, Cached>,
+    cache: KeyMap<Key, Cached>,
     constraints: Vec<Constraint>,
     joint_rows: Vec<JointRow>,
     joint_blocks: Vec<joint_block::Block>,
