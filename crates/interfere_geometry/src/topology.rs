@@ -203,7 +203,7 @@ pub struct Solid {
     reoriented: bool,
     /// The vertices of each connected surface component ([`components`]).
     components: Vec<Vec<u32>>,
-    /// The box of the vertices the triangles use, in f64 (exact).
+    /// The mesh's box ([`TriMesh::aabb`]) in f64: it holds every vertex exactly.
     bounds: (DVec3, DVec3),
 }
 
@@ -225,13 +225,8 @@ impl Solid {
 
     fn with(mesh: TriMesh, topology: Topology, reoriented: bool) -> Self {
         let components = components(&mesh);
-        let bounds = mesh.triangles().iter().flatten().fold(
-            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-            |(lo, hi), &v| {
-                let p = mesh.vertices()[v as usize].as_dvec3();
-                (lo.min(p), hi.max(p))
-            },
-        );
+        let aabb = mesh.aabb();
+        let bounds = (aabb.min.as_dvec3(), aabb.max.as_dvec3());
         Self {
             mesh,
             topology,
@@ -247,7 +242,7 @@ impl Solid {
         &self.components
     }
 
-    /// The box of the vertices the triangles use (f64, exact).
+    /// The mesh's box in f64: every vertex lies in it, exactly.
     pub(crate) fn bounds(&self) -> (DVec3, DVec3) {
         self.bounds
     }
