@@ -28,6 +28,7 @@
 pub(crate) mod forces;
 pub(crate) mod hooks;
 pub(crate) mod joints;
+pub(crate) mod separated;
 
 use crate::body::{Body, BodyKind};
 use crate::collision::broad_phase::{BroadPhase, is_moving};
@@ -35,7 +36,6 @@ use crate::collision::shape::BodyShape;
 use crate::contact::BodyId;
 use crate::contact::cpu_stage::CpuContacts;
 use crate::contact::latent::LatentSource;
-use crate::contact::speculative::SEPARATED_FEATURE;
 use crate::contact::stage::{ContactSettings, ContactStage, PairContact, StageInput, StageOutput};
 use crate::solver::integrator::{Integrator, StepSettings, StepSettingsError};
 use crate::solver::sleeping::{Islands, SleepSettings};
@@ -134,6 +134,9 @@ pub struct Simulation {
     speculative_exerts: Vec<bool>,
     /// The last step's interfering pairs (kept as speculative contacts when they separate).
     last_interfering: Vec<PairContact>,
+    /// Parts of earlier contacts of pairs still reported that have come apart since, each with
+    /// the poses it was measured at (see [`Self::persist`]); sorted by pair, newest first.
+    separated: separated::SeparatedParts,
     colliding: BTreeSet<(BodyHandle, BodyHandle)>,
     events: Vec<CollisionEvent>,
     pending_events: Vec<CollisionEvent>,
@@ -161,6 +164,7 @@ impl Simulation {
             speculative: Vec::new(),
             speculative_exerts: Vec::new(),
             last_interfering: Vec::new(),
+            separated: separated::SeparatedParts::default(),
             colliding: BTreeSet::new(),
             events: Vec::new(),
             pending_events: Vec::new(),
@@ -232,6 +236,7 @@ impl Simulation {
         self.remove_joints_of(id);
         self.speculative.retain(|p| p.a != id && p.b != id);
         self.last_interfering.retain(|p| p.a != id && p.b != id);
+        self.separated.forget(id);
         let ended: Vec<_> = self
             .colliding
             .iter()
@@ -689,7 +694,9 @@ impl Simulation {
     /// the bodies from sinking back in within the step. Without it a resting contact that the
     /// position correction has just cleared would vanish for a whole step (the body then falls
     /// freely and lands again: a rocking limit cycle). A kept contact lives while its linearized
-    /// gap is within the pair's speculative margin, and at most [`Self::MAX_PERSIST`] steps.
+    /// gap is within the pair's speculative margin, and at most [`Self::MAX_PERSIST`] steps. A
+    /// pair still reported gets the parts of its earlier contacts that have come apart since
+    /// ([`separated`]).
     fn persist(&mut self, step: u64) {
         let fresh: Vec<PairContact> = self
             .output
@@ -736,66 +743,21 @@ impl Simulation {
                 .iter()
                 .any(|&i| self.slots[i].teleported.is_some_and(|t| p.at_step < t))
         };
-        // The area of a contact's own parts (not the predicted or separated ones).
-        let area = |c: &PairContact| -> f64 {
-            c.parts
-                .iter()
-                .filter(|k| !k.is_predicted())
-                .map(|k| k.linear.length())
-                .sum()
+        let thinnest = |i: BodyId| {
+            let (lo, hi) = self.colliders[i].as_ref()?.shape.local_box()?;
+            Some((hi - lo).min_element())
         };
-        let mut kept = Vec::new();
-        for p in old_interfering.iter() {
-            // A pair still reported keeps, as speculative parts, the parts of its last contact
-            // that have come apart since (advanced to now their volume is negative, within the
-            // margin): the current region no longer covers them (a box tipping onto one edge
-            // touches along that edge only), and without them the side that lifted would fall
-            // back into the other solid unchecked within the step (up to `g dt² / 2`, 1.4 mm at
-            // 60 Hz) and be pushed out by the projection: a tall stack gained energy from that
-            // and fell.
-            if p.rolling
-                || p.parts.is_empty()
-                || !covered(p.a, p.b, &self.output.pairs)
-                || !(self.slots[p.a].alive && self.slots[p.b].alive)
-                || stale(p)
-            {
-                continue;
-            }
-            // Only where the region shrank (by a tenth of its area or more): a contact that
-            // keeps its extent needs none, and at rest the extra rows only add noise.
-            let current = self
-                .output
-                .pairs
-                .binary_search_by_key(&(p.a, p.b), |c| (c.a, c.b))
-                .map_or(0.0, |k| area(&self.output.pairs[k]));
-            if current >= Self::SHRUNK * area(p) {
-                continue;
-            }
-            let margin = margin_of(p);
-            let now = advanced(p);
-            if now.len() != p.parts.len() {
-                continue;
-            }
-            let parts: Vec<_> = p
-                .parts
-                .iter()
-                .zip(&now)
-                .filter(|(k, v)| {
-                    !k.is_predicted() && v.volume < 0.0 && -v.volume <= margin * v.linear.length()
-                })
-                .map(|(k, _)| crate::contact::VolumeContact {
-                    feature: k.feature | SEPARATED_FEATURE,
-                    ..*k
-                })
-                .collect();
-            if !parts.is_empty() {
-                kept.push(PairContact {
-                    parts,
-                    speculative: true,
-                    ..p.clone()
-                });
-            }
-        }
+        let alive = |i: BodyId| self.slots[i].alive;
+        let world = separated::World {
+            bodies,
+            alive: &alive,
+            stale: &stale,
+            margin: &margin_of,
+            thinnest: &thinnest,
+        };
+        let mut kept = self
+            .separated
+            .update(&world, &old_interfering, &self.output.pairs, step);
         for p in old.into_iter().chain(old_interfering) {
             if p.parts.is_empty()
                 || step.saturating_sub(p.at_step) > Self::MAX_PERSIST
@@ -822,10 +784,6 @@ impl Simulation {
         self.speculative.dedup_by_key(|p| (p.a, p.b));
         self.last_interfering = self.output.pairs.clone();
     }
-
-    /// A pair still reported whose contact area fell below this fraction of the last step's
-    /// keeps the last step's parts that came apart ([`Self::persist`]).
-    const SHRUNK: f64 = 0.9;
 
     /// The most steps a contact is kept after its pair stopped being reported (see
     /// [`Self::persist`]).

@@ -490,9 +490,25 @@ fn ten_box_stack_stands() {
 /// body may tip onto whatever its velocity (a look ahead of the pair pressed together, with its
 /// gap parts), each carried back with its true depth (the region's deepest point, or the growth
 /// exponent from two samples) instead of `V'/|J'|`.
+///
+/// Ninth session (2026-11-28): what the prints of that cycle showed is that the side the torus
+/// tips onto had been touching one step before (the arc it pivoted on last step, lifted off by
+/// 0.03 mm); the rows it needed were the parts of the last contact that had come apart, which
+/// were kept only where the contact's area shrank, and for one step. They are now kept while the
+/// pair touches, their gap is within the margin and their two material points have not slid
+/// apart (`simulation::separated`). Orientations 0 and 3 now come to rest (fastest 0.67 and
+/// 0.44 mm/s over the last 10 s; but 0 travels 0.26 mm, over this test's 0.1 mm); 1 and 2 still
+/// rock in episodes of up to 0.11 and 0.15 m/s: each step the torus is found on one short arc,
+/// a different one from step to step, and the kept parts hold it only where it touched lately.
+/// With the default sleeping seven of eight orientations fall asleep
+/// ([`resting_tori_fall_asleep_on_a_slab`]). Tried in the same session and not kept: scaling
+/// the projection's correction by 0.2 or 0.5 (no change), the rows of a pose pressed 0.3 or 1 mm
+/// together (the pressed pose merges the arcs into one region whose parts sit elsewhere),
+/// dropping kept parts near a current part (worse).
 #[test]
 #[ignore = "issue 28, open: a torus resting flat on a mesh slab rocks forever (see the doc comment)"]
 fn resting_torus_comes_to_rest() {
+    let mut runs = Vec::new();
     for seed in 0..4u64 {
         let (mut sim, mat) = on_a_slab(false);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -517,6 +533,9 @@ fn resting_torus_comes_to_rest() {
         eprintln!(
             "torus {seed}: fastest {fastest:.3e} m/s over the last 10 s, travel {travel:.2e} m"
         );
+        runs.push((seed, fastest, travel));
+    }
+    for (seed, fastest, travel) in runs {
         assert!(fastest < 5e-3, "torus {seed} still moves at {fastest} m/s");
         assert!(travel < 1e-4, "torus {seed} travelled {travel} m");
     }
@@ -611,4 +630,49 @@ fn box_resting_on_a_box_floor_stays_at_rest() {
     );
     assert!(energy < 1e-6, "moving: {energy} J");
     assert!(travel < 1e-3, "wandered {travel} m");
+}
+
+/// Tori (as in [`resting_torus_comes_to_rest`]) dropped flat onto the mesh slab in eight
+/// orientations, with the default sleeping (as a game runs), for 20 s: the energy never rises
+/// by more than 1 mJ above its value at 1 s, no vertex sinks more than 1.5 mm below the slab top
+/// over the last 10 s, and at least seven of the eight are asleep at the end, each since 15 s
+/// at the latest.
+///
+/// Measured 2026-11-28 (ninth session, after the separated parts of `simulation::separated`):
+/// asleep from steps 134, 838, 819, 106, 97, —, 104 and 443; deepest 0.14–1.18 mm; largest gain
+/// 0.70 mJ. Orientation 5 still rocks from arc to arc at up to 0.08 m/s at 20 s (what
+/// [`resting_torus_comes_to_rest`] is about). Before them none of the eight fell asleep (the
+/// rocking of that test's doc comment; deepest 0.76–1.32 mm).
+#[test]
+fn resting_tori_fall_asleep_on_a_slab() {
+    let mut asleep = 0;
+    for seed in 0..8u64 {
+        let (mut sim, mat) = on_a_slab(true);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let q = if seed == 0 {
+            DQuat::from_rotation_x(0.3)
+        } else {
+            random_rotation(&mut rng)
+        };
+        let ring = torus(0.22, 0.08, 24, 12).unwrap();
+        let t = add_dynamic(&mut sim, ring, 1000.0, DVec3::new(0.0, 0.0, 0.4), q, mat);
+        let (mut asleep_from, mut depth) = (None, 0.0f64);
+        let (gain, _) = run_watched(&mut sim, 1200, t, |sim, step| {
+            if sim.body(t).unwrap().sleeping {
+                asleep_from.get_or_insert(step);
+            } else {
+                asleep_from = None;
+            }
+            if step >= 600 {
+                depth = depth.max(-lowest(sim, t));
+            }
+        });
+        eprintln!(
+            "torus {seed}: asleep from step {asleep_from:?}, deepest {depth:.2e} m over the last 10 s, energy gain {gain:.2e} J"
+        );
+        assert!(gain < 1e-3, "torus {seed}: energy gain {gain} J");
+        assert!(depth < 1.5e-3, "torus {seed}: {depth} m deep");
+        asleep += usize::from(asleep_from.is_some_and(|s| s <= 900));
+    }
+    assert!(asleep >= 7, "{asleep} of 8 tori asleep");
 }
