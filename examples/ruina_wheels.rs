@@ -13,7 +13,9 @@
 //! ```
 //!
 //! The report gives each wheel's roll distance (centre travel until it rests, or until the last
-//! frame), whether it came to rest, and the convex/concave ratio.
+//! frame), whether it came to rest (below 2 mm/s and 0.02 rad/s for a quarter second) and is
+//! still at rest at the end, and the convex/concave ratio. Criteria: the convex wheel rolls more
+//! than 1.1 times as far, and both wheels come to rest and stay at rest.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -161,14 +163,18 @@ fn main() {
         .add_systems(FixedLast, (watch, support::log_stages));
     support::run(app, &args, |world| {
         let time = world.resource::<bevy_interfere::PhysicsWorld>().time();
-        let mut q = world.query::<(&Wheel, &Transform)>();
+        let mut q = world.query::<(&Wheel, &Transform, &LinearVelocity, &AngularVelocity)>();
         let mut out = serde_json::Map::new();
         let mut distance = std::collections::HashMap::new();
-        for (w, t) in q.iter(world) {
+        let mut all_resting = true;
+        for (w, t, v, a) in q.iter(world) {
             let (rested, d) = match w.rested_at {
                 Some((_, d)) => (true, d),
                 None => (false, t.translation.x - w.start_x),
             };
+            // Still at rest at the end: the same thresholds as the rest test.
+            let still = v.0.length() < 2e-3 && a.0.length() < 2e-2;
+            all_resting &= rested && still;
             distance.insert(w.name, d);
             out.insert(
                 w.name.into(),
@@ -176,6 +182,9 @@ fn main() {
                     "roll_distance_m": d,
                     "came_to_rest": rested,
                     "rest_time_s": w.rested_at.map(|r| r.0),
+                    "at_rest_at_the_end": still,
+                    "final_speed_m_per_s": v.0.length(),
+                    "final_angular_speed_rad_per_s": a.0.length(),
                     "final_centre_height_m": t.translation.y,
                 }),
             );
@@ -196,7 +205,11 @@ fn main() {
         out.insert("simulated_s".into(), time.into());
         out.insert("convex_over_concave".into(), ratio.into());
         out.insert("convex_rolls_farther".into(), (ratio > 1.1).into());
-        out.insert("all_criteria_met".into(), (ratio > 1.1).into());
+        out.insert("both_at_rest".into(), all_resting.into());
+        out.insert(
+            "all_criteria_met".into(),
+            (ratio > 1.1 && all_resting).into(),
+        );
         serde_json::Value::Object(out)
     });
 }

@@ -83,7 +83,7 @@ pub use query::capsule_cast::{Capsule, CapsuleContact, CapsuleHit};
 pub use query::{QueryFilter, RayHit};
 pub use scene::{
     AdaptiveSpec, BodySpec, BuiltScene, CharacterSpec, ContactSpec, KindSpec, PrimitiveSpec, Scene,
-    SceneCharacter, SceneError, ShapeSpec,
+    SceneCharacter, SceneError, ShapeSpec, VolumeMethodSpec,
 };
 pub use simulation::hooks::{ContactHook, HookedPair};
 pub use simulation::{BodyHandle, CollisionEvent, Simulation, SimulationError, SimulationSettings};

@@ -52,7 +52,7 @@ pub fn run(args: SmallObstacleArgs, quiet: bool) -> Result<(), String> {
         seed: args.seed,
         steps: args.steps,
     };
-    let mut bar = Progress::unless_quiet("small obstacle", 2 * args.runs as u64, quiet);
+    let mut bar = Progress::unless_quiet("small obstacle", 3 * args.runs as u64, quiet);
     let start = std::time::Instant::now();
     let report =
         study(&adaptive, &uniform, &options, |_, _| bar.tick(1)).map_err(|e| e.to_string())?;
@@ -87,7 +87,7 @@ pub fn run(args: SmallObstacleArgs, quiet: bool) -> Result<(), String> {
         i.tip_over_speed
     );
     println!(
-        "{:<9} {:>9} {:>7} {:>8} {:>9} {:>10} {:>9} {:>7} {:>29} {:>17} {:>9}",
+        "{:<9} {:>9} {:>7} {:>8} {:>9} {:>10} {:>9} {:>7} {:>29} {:>17} {:>9} {:>11} {:>26}",
         "method",
         "deflected",
         "passed",
@@ -98,16 +98,19 @@ pub fn run(args: SmallObstacleArgs, quiet: bool) -> Result<(), String> {
         "toppled",
         "rebound m/s median [min, max]",
         "rise mm med / max",
-        "rays/step"
+        "rays/step",
+        "within 10 %",
+        "rebound / ideal [max, min]"
     );
-    for m in [&report.adaptive, &report.uniform] {
+    for m in [&report.adaptive, &report.uniform, &report.exact] {
         row(m);
     }
     println!(
         "deflected: rise >= 0.5 mm or turn >= 5° or < 80 % of the speed kept, on the slab; \
          passed: rise < 0.1 mm, speed within 2 %, past the bump; like ideal: sliding back at \
          0.5-1.5x the ideal rebound, rise <= 2x the ideal; over rise: rise > 2x the ideal; \
-         toppled: tilt > 45°"
+         toppled: tilt > 45°; within 10 %: on the slab, sliding back within 10 % of the ideal \
+         rebound; exact: the adaptive scene with the exact volume (the default contact), no rays"
     );
     Ok(())
 }
@@ -115,7 +118,7 @@ pub fn run(args: SmallObstacleArgs, quiet: bool) -> Result<(), String> {
 fn row(m: &MethodSummary) {
     let frac = |n: usize| format!("{n}/{}", m.runs);
     println!(
-        "{:<9} {:>9} {:>7} {:>8} {:>9} {:>10} {:>9} {:>7} {:>29} {:>17} {:>9.0}",
+        "{:<9} {:>9} {:>7} {:>8} {:>9} {:>10} {:>9} {:>7} {:>29} {:>17} {:>9.0} {:>11} {:>26}",
         m.method,
         frac(m.deflected),
         frac(m.passed_through),
@@ -133,6 +136,8 @@ fn row(m: &MethodSummary) {
             m.deflected_rise[0] * 1e3,
             m.deflected_rise[1] * 1e3
         ),
-        m.rays_per_step
+        m.rays_per_step,
+        frac(m.within_10_percent),
+        format!("[{:.3}, {:.3}]", m.rebound_ratio[0], m.rebound_ratio[1])
     );
 }

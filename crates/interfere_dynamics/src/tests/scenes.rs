@@ -1152,8 +1152,9 @@ mod adaptive_frame;
 
 /// The shipped Ruina scene (`assets/scenes/ruina_wheels.json`, the example's wheels and launch,
 /// exact volume by default): after 6 s the convex wheel has rolled farther than the concave one
-/// and both have come to rest (below 1 cm/s and 0.1 rad/s: the resting contact's jitter,
-/// measured 2.2 mm/s and 0.029 rad/s). Measured 0.1999 m against 0.1000 m, ratio 2.00, as with
+/// and both are at rest (below the example's rest thresholds, 2 mm/s and 0.02 rad/s; until the
+/// separated parts were kept, `simulation::separated`, the convex wheel jittered at 2.2 mm/s and
+/// 0.029 rad/s and this test allowed 1 cm/s and 0.1 rad/s). Measured 0.1999 m against 0.1000 m, ratio 2.00, as with
 /// 1 mm rays (0.2005 and 0.1003 m: `ruina_wheels_roll_distances`). Before every contact region got lever
 /// arms (flat faces at their principal radii, curved ones split by their pieces: see
 /// `principal_parts_with_hint`), the wheels' barely curved faces had one central constraint
@@ -1183,8 +1184,14 @@ fn shipped_ruina_scene_convex_wheel_rolls_farther() {
     );
     for k in [cx, cc] {
         let b = built.simulation.body(handle(k)).unwrap();
+        eprintln!(
+            "{}: {:.3e} m/s, {:.3e} rad/s",
+            built.names[k],
+            b.linear_velocity.length(),
+            b.angular_velocity.length()
+        );
         assert!(
-            b.linear_velocity.length() < 1e-2 && b.angular_velocity.length() < 0.1,
+            b.linear_velocity.length() < 2e-3 && b.angular_velocity.length() < 2e-2,
             "{} still moves: {} m/s, {} rad/s",
             built.names[k],
             b.linear_velocity.length(),
