@@ -708,8 +708,9 @@ pub(crate) fn ragdoll_drop(turn: DQuat, spin: DVec3, steps: usize) -> RagdollRun
 /// and no sleeping, in three turned worlds (z up, y up, and turned 0.7 rad about (1, 2, 0.5)),
 /// each with its own spin: every joint within 1e-3 m of its lock at the end, nothing below the
 /// ground by more than 1 cm, at rest (every body below 1 mm/s) from 12 s on, and the total
-/// energy never above its start. Measured: at rest from 2.1, 2.9 and 2.4 s; all nine pairs of
-/// these turns and spins (`ragdoll_survey`) from 2.1–9.7 s.
+/// energy never above its start. Measured: at rest from 2.7, 2.7 and 2.45 s (2.1, 2.9 and 2.4 s
+/// before fast primitive pairs looked ahead: `contact::speculative`); all nine pairs of these
+/// turns and spins (`ragdoll_survey`) from 2.4–3.6 s but one, from 18.2 s (before: 2.1–9.7 s).
 ///
 /// Until 2026-11-28 (issue 28) it came to rest from 11 s z up only: turned, the same drop
 /// still rocked at 0.13 m/s at 20 s, and of the nine, five were at rest by 19 s. Three causes,
