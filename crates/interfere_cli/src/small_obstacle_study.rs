@@ -624,7 +624,7 @@ mod tests {
     /// cross-section: 8 % of shifts), both like the ideal, and passes untouched in the other 14.
     /// The bounds below hold those counts with a margin and fail if adaptive no longer deflects
     /// more often. The exact volume (the default contact) at the same lane offsets slides back
-    /// within 10 % of the ideal at all 16 (ratio 0.987–1.081; 2026-11-28, ninth session).
+    /// within 10 % of the ideal at all 16 (ratio 0.987–1.081; 2026-11-28, tenth session).
     #[test]
     fn small_obstacle_study_at_random_placements() {
         use crate::small_obstacle_study::{StudyOptions, study};

@@ -36,6 +36,7 @@ use crate::collision::shape::BodyShape;
 use crate::contact::BodyId;
 use crate::contact::cpu_stage::CpuContacts;
 use crate::contact::latent::LatentSource;
+use crate::contact::speculative::SEPARATED_FEATURE;
 use crate::contact::stage::{ContactSettings, ContactStage, PairContact, StageInput, StageOutput};
 use crate::solver::integrator::{Integrator, StepSettings, StepSettingsError};
 use crate::solver::sleeping::{Islands, SleepSettings};
@@ -758,7 +759,25 @@ impl Simulation {
         let mut kept = self
             .separated
             .update(&world, &old_interfering, &self.output.pairs, step);
-        for p in old.into_iter().chain(old_interfering) {
+        // A pair that stopped being reported keeps its last contact whole, with the separated
+        // parts it had beside it (`separated`: measured at the same state, sorted by pair
+        // like `old`): of two contacts of a pair only the first is kept below.
+        let old_interfering: Vec<PairContact> = old_interfering
+            .into_iter()
+            .map(|mut p| {
+                if let Ok(k) = old.binary_search_by_key(&(p.a, p.b), |c| (c.a, c.b))
+                    && old[k].poses == p.poses
+                    && old[k]
+                        .parts
+                        .iter()
+                        .all(|q| q.feature & SEPARATED_FEATURE != 0)
+                {
+                    p.parts.extend_from_slice(&old[k].parts);
+                }
+                p
+            })
+            .collect();
+        for p in old_interfering.into_iter().chain(old) {
             if p.parts.is_empty()
                 || step.saturating_sub(p.at_step) > Self::MAX_PERSIST
                 || covered(p.a, p.b, &self.output.pairs)
