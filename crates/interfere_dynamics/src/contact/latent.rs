@@ -63,3 +63,15 @@ impl ContactSource for LatentSource<'_> {
         }
     }
 }
+
+/// Each part of the one contact `p` advanced to the current states of `bodies` (what
+/// [`LatentSource`] gives the solver for it).
+pub(crate) fn advanced_parts(p: &PairContact, bodies: &[Body]) -> Vec<VolumeContact> {
+    let mut out = Contacts::default();
+    LatentSource {
+        pairs: std::slice::from_ref(p),
+        exerts: &[true],
+    }
+    .contacts(bodies, &mut out);
+    out.volumes
+}

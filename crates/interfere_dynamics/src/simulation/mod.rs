@@ -727,18 +727,6 @@ impl Simulation {
                 .fold(0.0, f64::max)
         };
         // Each part of `p` advanced to the current state.
-        let advanced = |p: &PairContact| {
-            let mut out = crate::contact::Contacts::default();
-            crate::contact::ContactSource::contacts(
-                &mut LatentSource {
-                    pairs: std::slice::from_ref(p),
-                    exerts: &[true],
-                },
-                bodies,
-                &mut out,
-            );
-            out.volumes
-        };
         let stale = |p: &PairContact| {
             [p.a, p.b]
                 .iter()
@@ -789,7 +777,7 @@ impl Simulation {
                 continue;
             }
             let margin = margin_of(&p);
-            let now = advanced(&p);
+            let now = crate::contact::latent::advanced_parts(&p, bodies);
             let volume: f64 = now.iter().map(|v| v.volume).sum();
             let area: f64 = now.iter().map(|v| v.linear.length()).sum();
             if area > 0.0 && -volume <= margin * area {

@@ -25,14 +25,14 @@
 //! carry with it (a pile of sampled boxes settled later when they were kept).
 
 use crate::body::Body;
-use crate::contact::latent::LatentSource;
+use crate::contact::latent::advanced_parts;
 use crate::contact::speculative::SEPARATED_FEATURE;
 use crate::contact::stage::PairContact;
-use crate::contact::{BodyId, ContactSource, Contacts, VolumeContact};
+use crate::contact::{BodyId, VolumeContact};
 
 /// How far the two material points of a separated part may slide apart along its contact, as
 /// a fraction of the thinner body's thinnest extent, before the part is dropped.
-pub(crate) const SLIP: f64 = 0.01;
+const SLIP: f64 = 0.01;
 
 /// A sampled pair keeps the last step's separated parts only where its contact area fell below
 /// this fraction of the last step's.
@@ -57,17 +57,6 @@ pub(crate) struct World<'a> {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SeparatedParts {
     entries: Vec<PairContact>,
-}
-
-/// Each part of `p` advanced to the current state of `bodies`.
-fn advanced(p: &PairContact, bodies: &[Body]) -> Vec<VolumeContact> {
-    let mut out = Contacts::default();
-    LatentSource {
-        pairs: std::slice::from_ref(p),
-        exerts: &[true],
-    }
-    .contacts(bodies, &mut out);
-    out.volumes
 }
 
 /// `p` with `parts` instead of its own, as a speculative contact, without the triangle pairs
@@ -172,7 +161,7 @@ impl SeparatedParts {
                     continue;
                 }
                 let margin = (world.margin)(e);
-                let moved = advanced(e, bodies);
+                let moved = advanced_parts(e, bodies);
                 if moved.len() != e.parts.len() {
                     continue;
                 }
@@ -217,7 +206,7 @@ impl SeparatedParts {
             return None;
         }
         let margin = (world.margin)(p);
-        let moved = advanced(p, world.bodies);
+        let moved = advanced_parts(p, world.bodies);
         if moved.len() != p.parts.len() {
             return None;
         }
