@@ -105,6 +105,11 @@ fn setup(
     );
 }
 
+/// Whether a wheel is at rest: below 2 mm/s and 0.02 rad/s.
+fn at_rest(v: &LinearVelocity, a: &AngularVelocity) -> bool {
+    v.0.length() < 2e-3 && a.0.length() < 2e-2
+}
+
 /// Notes when each wheel comes to rest (speed below thresholds for a quarter second).
 fn watch(
     time: Res<Time<Fixed>>,
@@ -116,7 +121,7 @@ fn watch(
         if w.rested_at.is_some() {
             continue;
         }
-        if v.0.length() < 2e-3 && a.0.length() < 2e-2 {
+        if at_rest(v, a) {
             w.calm += dt;
             if w.calm > 0.25 {
                 w.rested_at = Some((world.time() as f32, t.translation.x - w.start_x));
@@ -172,8 +177,8 @@ fn main() {
                 Some((_, d)) => (true, d),
                 None => (false, t.translation.x - w.start_x),
             };
-            // Still at rest at the end: the same thresholds as the rest test.
-            let still = v.0.length() < 2e-3 && a.0.length() < 2e-2;
+            // Still at rest at the end: the same test as the watch's.
+            let still = at_rest(v, a);
             all_resting &= rested && still;
             distance.insert(w.name, d);
             out.insert(
