@@ -148,6 +148,9 @@ struct StepLog {
     narrow_ms: Vec<f64>,
     volume_ms: Vec<f64>,
     solver_ms: Vec<f64>,
+    solver_contacts: Vec<f64>,
+    solver_sweeps: Vec<f64>,
+    solver_updates: Vec<f64>,
     total_ms: Vec<f64>,
     gpu_ms: Vec<f64>,
     broad_pairs: Vec<f64>,
@@ -351,6 +354,9 @@ fn log_step(
         .push(stats.step.broad_phase_ms + stats.step.narrow_phase_ms);
     log.volume_ms.push(stats.step.volume_ms);
     log.solver_ms.push(stats.step.solver_ms);
+    log.solver_contacts.push(stats.step.solver_contacts as f64);
+    log.solver_sweeps.push(stats.step.solver_sweeps as f64);
+    log.solver_updates.push(stats.step.solver_updates as f64);
     log.total_ms.push(stats.total_ms());
     if let Some(g) = stats.step.gpu_ms {
         log.gpu_ms.push(g);
@@ -503,6 +509,9 @@ fn main() {
             "gpu_end_to_end_ms": summary(&log.gpu_ms),
             "volume_ms": summary(&log.volume_ms),
             "solver_ms": summary(&log.solver_ms),
+            "solver_contacts_per_step": summary(&log.solver_contacts),
+            "solver_sweeps_per_step": summary(&log.solver_sweeps),
+            "solver_updates_per_step": summary(&log.solver_updates),
             "step_ms": summary(&log.total_ms),
             "broad_phase_pairs": summary(&log.broad_pairs),
             "interfering_pairs": summary(&log.interfering_pairs),

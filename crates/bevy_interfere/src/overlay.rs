@@ -294,6 +294,10 @@ fn panel(
                     );
                     row("volume", format!("{:.3} ms", st.volume_ms));
                     row("solver", format!("{:.3} ms", st.solver_ms));
+                    row(
+                        "solver sweeps / updates",
+                        format!("{} / {}", st.solver_sweeps, st.solver_updates),
+                    );
                     row("writeback", format!("{:.3} ms", stats.writeback_ms));
                     row("total", format!("{:.3} ms", stats.total_ms()));
                 });

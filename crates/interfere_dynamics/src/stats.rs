@@ -43,6 +43,13 @@ pub struct StepStats {
     pub gpu_ms: Option<f64>,
     /// Solver (all substeps).
     pub solver_ms: f64,
+    /// Contact constraints the solver built, summed over the substeps.
+    pub solver_contacts: u64,
+    /// Velocity sweeps, summed over the substeps.
+    pub solver_sweeps: u64,
+    /// Contact updates over all sweeps and substeps (the sweeps' work: each updates a contact's
+    /// friction and normal rows).
+    pub solver_updates: u64,
     /// The whole step.
     pub total_ms: f64,
 }

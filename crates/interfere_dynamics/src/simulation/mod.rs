@@ -653,6 +653,7 @@ impl Simulation {
             hooks::OverrideSource(&self.overrides),
         ));
         let solver_ms = ms(start);
+        let work = self.world.take_solver_work();
 
         // 6. Sleeping.
         self.update_sleep();
@@ -686,6 +687,9 @@ impl Simulation {
         s.contact_ms = contact_ms;
         s.gpu_ms = r.gpu_ms;
         s.solver_ms = solver_ms;
+        s.solver_contacts = work.contacts;
+        s.solver_sweeps = work.sweeps;
+        s.solver_updates = work.updates;
         s.total_ms = ms(step_start);
     }
 

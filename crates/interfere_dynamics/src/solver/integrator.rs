@@ -130,6 +130,11 @@ impl Integrator {
         }
     }
 
+    /// What the solver's velocity phase did since the last call.
+    pub(crate) fn take_solver_work(&mut self) -> crate::solver::SolverWork {
+        self.solver.take_work()
+    }
+
     /// Drops what the solver remembers of body `id` (it was removed).
     pub(crate) fn forget_body(&mut self, id: BodyId) {
         self.solver.forget_body(id);

@@ -244,6 +244,19 @@ pub struct Solver {
     joint_blocks: Vec<joint_block::Block>,
     sbodies: Vec<SBody>,
     islands: SweepIslands,
+    work: SolverWork,
+}
+
+/// What the velocity phase did since it was last asked ([`Solver::take_work`]): the measure of
+/// the solver's cost that does not depend on the machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SolverWork {
+    /// Contact constraints built (one per point contact or volume part, per substep).
+    pub contacts: u64,
+    /// Gauss–Seidel sweeps of the velocity phase (per substep, the most any island took).
+    pub sweeps: u64,
+    /// Contact updates (a contact's two friction rows and its normal row) over all sweeps.
+    pub updates: u64,
 }
 
 /// The islands of a substep's velocity phase: dynamic bodies joined by contacts and joint rows
@@ -373,6 +386,11 @@ impl Solver {
     /// Number of constraints built in the last step.
     pub fn constraint_count(&self) -> usize {
         self.constraints.len()
+    }
+
+    /// What the velocity phase did since the last call (and starts counting afresh).
+    pub(crate) fn take_work(&mut self) -> SolverWork {
+        std::mem::take(&mut self.work)
     }
 
     /// Builds the rows of the acting joints between two bodies of which one is dynamic: the
@@ -603,7 +621,15 @@ impl Solver {
         let count = self.islands.count;
         let mut active = vec![true; count];
         let mut change = vec![0.0; count];
+        self.work.contacts += self.constraints.len() as u64;
+        // Nothing to solve: no sweeps (they would change nothing).
+        let most = if self.constraints.is_empty() && self.joint_rows.is_empty() {
+            0
+        } else {
+            most
+        };
         for sweep in 1..=most {
+            self.work.sweeps += 1;
             self.velocity_sweep(&active, &mut change);
             if sweep >= s.velocity_iterations {
                 for (on, &c) in active.iter_mut().zip(&change) {
@@ -657,6 +683,7 @@ impl Solver {
             if !active[isl] {
                 continue;
             }
+            self.work.updates += 1;
             let mut most = 0.0f64;
             // Friction first, clamped by the current normal impulse. A row pair with no impulse
             // and none allowed (no normal impulse, or no friction) stays at zero: skipped, as

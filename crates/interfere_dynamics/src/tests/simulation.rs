@@ -277,6 +277,40 @@ fn resting_box_sleeps_and_wakes() {
     assert!(sim.body(b).unwrap().position.x > 0.0);
 }
 
+/// The solver's work counters (`StepStats::solver_*`): nothing while the box falls free; on
+/// the ground every contact is updated in each of at least `velocity_iterations` and at most
+/// `max_velocity_iterations` sweeps of every substep (one island).
+#[test]
+fn solver_work_is_counted() {
+    let shape = mesh(cuboid(Vec3::splat(0.25)));
+    let mut sim = Simulation::new(settings()).unwrap();
+    add(&mut sim, ground());
+    add(&mut sim, dynamic(&shape, DVec3::new(0.0, 0.0, 0.6)));
+    sim.step();
+    let st = sim.stats();
+    assert_eq!(
+        (st.solver_contacts, st.solver_sweeps, st.solver_updates),
+        (0, 0, 0)
+    );
+    // Landed (at about step 16), not yet asleep (after step 60: `resting_box_sleeps_and_wakes`).
+    for _ in 0..40 {
+        sim.step();
+    }
+    let st = sim.stats().clone();
+    let s = settings().world;
+    let n = u64::from(s.substeps);
+    let (least, most) = (
+        u64::from(s.solver.velocity_iterations),
+        u64::from(s.solver.max_velocity_iterations),
+    );
+    assert!(st.solver_contacts >= n, "{st:?}");
+    assert!((least * n..=most * n).contains(&st.solver_sweeps), "{st:?}");
+    assert!(
+        (least * st.solver_contacts..=most * st.solver_contacts).contains(&st.solver_updates),
+        "{st:?}"
+    );
+}
+
 /// A sensor reports its overlap and volume but exerts nothing: the falling body's trajectory is
 /// the same bit for bit with and without the sensor. Layers that do not interact let bodies pass
 /// through each other.
