@@ -232,6 +232,8 @@ fn main() {
             "narrow_phase": support::summary(&log.narrow_ms),
             "volume": support::summary(&log.volume_ms),
             "solver": support::summary(&log.solver_ms),
+            "solver_sweeps": support::count_summary(&log.solver_sweeps),
+            "solver_updates": support::count_summary(&log.solver_updates),
             "gpu_end_to_end": support::summary(&log.gpu_ms),
             "max_interfering_pairs": log.max_interfering,
             "collisions_started": log.started,

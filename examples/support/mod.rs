@@ -363,6 +363,10 @@ pub struct StageLog {
     pub volume_ms: Vec<f64>,
     /// Solver (ms).
     pub solver_ms: Vec<f64>,
+    /// Solver velocity sweeps, summed over the substeps.
+    pub solver_sweeps: Vec<f64>,
+    /// Solver contact updates over all sweeps and substeps.
+    pub solver_updates: Vec<f64>,
     /// GPU end to end, on steps that had a GPU answer (ms).
     pub gpu_ms: Vec<f64>,
     /// Volume rays cast.
@@ -400,6 +404,8 @@ pub fn log_stages(
     log.narrow_ms.push(st.narrow_phase_ms);
     log.volume_ms.push(st.volume_ms);
     log.solver_ms.push(st.solver_ms);
+    log.solver_sweeps.push(st.solver_sweeps as f64);
+    log.solver_updates.push(st.solver_updates as f64);
     log.rays.push(st.rays as f64);
     if let Some(g) = st.gpu_ms {
         log.gpu_ms.push(g);
@@ -505,17 +511,30 @@ pub fn lowest_of(per_body: &[(Entity, f32)]) -> f32 {
 
 /// Mean, median, 95th percentile and maximum of `v` (times in milliseconds), `null` when empty.
 pub fn summary(v: &[f64]) -> serde_json::Value {
+    quantiles(v, "_ms")
+}
+
+/// [`summary`] of counts (keys without a unit).
+pub fn count_summary(v: &[f64]) -> serde_json::Value {
+    quantiles(v, "")
+}
+
+fn quantiles(v: &[f64], unit: &str) -> serde_json::Value {
     if v.is_empty() {
         return serde_json::Value::Null;
     }
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
-    serde_json::json!({
-        "mean_ms": s.iter().sum::<f64>() / s.len() as f64,
-        "median_ms": s[s.len() / 2],
-        "p95_ms": s[(s.len() * 95 / 100).min(s.len() - 1)],
-        "max_ms": s[s.len() - 1],
-    })
+    let mut out = serde_json::Map::new();
+    for (key, x) in [
+        ("mean", s.iter().sum::<f64>() / s.len() as f64),
+        ("median", s[s.len() / 2]),
+        ("p95", s[(s.len() * 95 / 100).min(s.len() - 1)]),
+        ("max", s[s.len() - 1]),
+    ] {
+        out.insert(format!("{key}{unit}"), x.into());
+    }
+    serde_json::Value::Object(out)
 }
 
 /// Mean, median, 95th percentile and maximum of the frame times (one `App::update` and the
