@@ -249,7 +249,7 @@ pub struct Solver {
 
 /// What the velocity phase did since it was last asked ([`Solver::take_work`]): the measure of
 /// the solver's cost that does not depend on the machine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct SolverWork {
     /// Contact constraints built (one per point contact or volume part, per substep).
     pub contacts: u64,
@@ -611,7 +611,12 @@ impl Solver {
         // turn into energy and creep. By islands, so that a body's result never depends on an
         // unrelated one, and converged islands cost no more sweeps.
         let tolerance = CONVERGED * gravity.length() * h;
-        let most = s.max_velocity_iterations.max(s.velocity_iterations);
+        // Nothing to solve: no sweeps (they would change nothing).
+        let most = if self.constraints.is_empty() && self.joint_rows.is_empty() {
+            0
+        } else {
+            s.max_velocity_iterations.max(s.velocity_iterations)
+        };
         self.islands.build(
             bodies,
             &self.constraints,
@@ -622,12 +627,6 @@ impl Solver {
         let mut active = vec![true; count];
         let mut change = vec![0.0; count];
         self.work.contacts += self.constraints.len() as u64;
-        // Nothing to solve: no sweeps (they would change nothing).
-        let most = if self.constraints.is_empty() && self.joint_rows.is_empty() {
-            0
-        } else {
-            most
-        };
         for sweep in 1..=most {
             self.work.sweeps += 1;
             self.velocity_sweep(&active, &mut change);
