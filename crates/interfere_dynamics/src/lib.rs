@@ -56,6 +56,7 @@ pub use contact::parts::sampled::{
     AdaptiveSample, AdaptiveSampling, MeshSpacing, MeshVolumePart, overlap_box_volume,
     split_adaptive_volume, split_mesh_volume,
 };
+pub use contact::speculative::{LookAhead, add_speculative_contacts};
 pub use contact::stage::{
     ContactSettings, ContactStage, InterferingPair, NarrowPhase, PairContact, StageError,
     StageInput, StageOutput, StageReport, VolumeMethod, VolumeStage,

@@ -21,6 +21,13 @@
 //!   answer), to run on any thread. [`GpuAsyncContacts::with_worker`] runs a server on a thread of
 //!   its own; Bevy's render world pumps one from a system ([`GpuAsyncContacts::with_server`]).
 //!
+//! Speculative contacts (`interfere_dynamics::add_speculative_contacts`, the CPU's look ahead at
+//! the poses the step's motion predicts): [`GpuBlockingContacts`] looks ahead for every moving
+//! candidate after its answer, as the CPU stage does; [`GpuAsyncContacts`] for the pairs it
+//! decides in the step and only where a step could carry one body through the other
+//! ([`LookAhead::Fast`]): its answers' pairs were computed steps before, at other poses, and get
+//! none. The look ahead itself runs on the CPU.
+//!
 //! A job that fails (device lost, a limit refused) is reported by the next step's
 //! [`ContactStage::run`] as a [`StageError`], and the simulation computes that step on the CPU:
 //! nothing is lost.
@@ -30,8 +37,8 @@ use crate::{CinderSceneOptions, GpuContext, GpuError, StepJobAnswer, StepJobRunn
 use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
 use interfere_dynamics::{
     Body, BodyId, BodyShape, ContactSettings, ContactStage, CpuContacts, InterferingPair,
-    MeshSpacing, PairContact, Shape, StageError, StageInput, StageOutput, VolumeMethod, exact_pair,
-    fill_from_sampled, spacing_for,
+    LookAhead, MeshSpacing, PairContact, Shape, StageError, StageInput, StageOutput, VolumeMethod,
+    add_speculative_contacts, exact_pair, fill_from_sampled, spacing_for,
 };
 use interfere_geometry::Sampling;
 use interfere_geometry::glam::{DQuat, DVec3};
@@ -361,12 +368,11 @@ fn gpu_error(e: GpuError) -> StageError {
     StageError::Gpu(e.to_string())
 }
 
-/// The CPU stage for the pairs a GPU stage leaves to the CPU: without speculative contacts
-/// (the GPU answers have none yet; a pair would otherwise switch contact models from step to
-/// step).
-fn cpu_part() -> CpuContacts {
+/// The CPU stage of the pairs a GPU stage leaves to the CPU (with the simulation's own volume
+/// method), with the look ahead `speculative`.
+fn cpu_part(speculative: LookAhead) -> CpuContacts {
     CpuContacts {
-        speculative: false,
+        speculative,
         ..CpuContacts::default()
     }
 }
@@ -412,7 +418,8 @@ impl GpuBlockingContacts {
             ctx,
             runner,
             options,
-            cpu: cpu_part(),
+            // Its look ahead runs once for every candidate, after the answer (see `run`).
+            cpu: cpu_part(LookAhead::Off),
         })
     }
 
@@ -451,6 +458,17 @@ impl ContactStage for GpuBlockingContacts {
         r.pairs_refused += answer.refused;
         out.pairs.extend(answer.contacts);
         out.pairs.sort_by_key(|p| (p.a, p.b));
+        // The contacts the step's motion would make: the CPU stage's look ahead at the predicted
+        // poses (exact narrow phase and the simulation's volume method), for every candidate,
+        // so that moving meshes meet the same speculative constraints as on the CPU backend.
+        let start = Instant::now();
+        add_speculative_contacts(
+            input,
+            &mut out.pairs,
+            &mut *self.cpu.narrow,
+            LookAhead::Moving,
+        );
+        out.report.volume_ms += start.elapsed().as_secs_f64() * 1e3;
         Ok(())
     }
 }
@@ -604,7 +622,10 @@ impl GpuAsyncContacts {
             in_flight: 0,
             latest: None,
             options,
-            cpu: cpu_part(),
+            // The pairs decided in the step look ahead when a step could carry one through the
+            // other; an answer's pairs were computed steps ago and have none (see the module's
+            // notes and `LookAhead::Fast`).
+            cpu: cpu_part(LookAhead::Fast),
         };
         Ok((stage, server))
     }

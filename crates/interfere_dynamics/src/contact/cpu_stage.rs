@@ -4,6 +4,7 @@
 //! of [`crate::contact::stage`] so that the traits' module imports neither implementation.
 
 use crate::contact::narrow_phase::CpuNarrowPhase;
+use crate::contact::speculative::{LookAhead, add_speculative_contacts};
 use crate::contact::stage::{
     ContactStage, NarrowPhase, StageError, StageInput, StageOutput, VolumeStage,
 };
@@ -15,11 +16,10 @@ pub struct CpuContacts {
     pub narrow: Box<dyn NarrowPhase>,
     /// The volume stage.
     pub volume: Box<dyn VolumeStage>,
-    /// Whether moving mesh–mesh pairs also get speculative contacts
-    /// (`crate::contact::speculative`; on by default). The GPU contact stages turn it off for
-    /// the pairs they leave to the CPU, so that a pair does not switch contact models from one
-    /// step to the next: their own answers have none yet.
-    pub speculative: bool,
+    /// Which moving pairs also get speculative contacts (`crate::contact::speculative`; every
+    /// moving pair by default). The blocking GPU stage turns it off for the pairs it leaves to
+    /// the CPU and looks ahead for all its candidates at once after its answer.
+    pub speculative: LookAhead,
 }
 
 impl Default for CpuContacts {
@@ -27,7 +27,7 @@ impl Default for CpuContacts {
         Self {
             narrow: Box::new(CpuNarrowPhase::default()),
             volume: Box::new(CpuVolumeStage::default()),
-            speculative: true,
+            speculative: LookAhead::Moving,
         }
     }
 }
@@ -46,13 +46,7 @@ impl ContactStage for CpuContacts {
         let first = out.pairs.len();
         let rays = self.volume.contacts(input, pairs, &mut out.pairs);
         // Contacts the step's motion would make (speculative: see `contact::speculative`).
-        if self.speculative {
-            crate::contact::speculative::add_speculative_contacts(
-                input,
-                &mut out.pairs,
-                &mut *self.narrow,
-            );
-        }
+        add_speculative_contacts(input, &mut out.pairs, &mut *self.narrow, self.speculative);
         let r = &mut out.report;
         r.narrow = self.narrow.name();
         r.volume = self.volume.name();

@@ -316,3 +316,85 @@ fn device_loss_falls_back_to_the_cpu_without_losing_steps() {
         );
     }
 }
+
+/// Fast meshes on the GPU stages (issue 28, item 5): a 320-triangle sphere (r = 0.1 m) thrown at
+/// 30 m/s onto a 1 cm mesh slab moves three times its size per step. Each stage, blocking and
+/// asynchronous, gives it the speculative contacts of the CPU backend (the look ahead at the
+/// predicted poses), so it never passes through: its centre never goes below the slab's bottom,
+/// it ends on the slab's top (lowest vertex above −1 mm) and the energy never rises above its
+/// start by more than lifting it 1 mm. Before 2026-11-29 the GPU stages had no look ahead
+/// and the sphere fell through the slab on both.
+#[test]
+fn fast_meshes_never_pass_through_a_thin_slab_on_the_gpu_stages() {
+    let Some(ctx) = gpu_or_skip("fast_meshes_never_pass_through_a_thin_slab_on_the_gpu_stages")
+    else {
+        return;
+    };
+    for asynchronous in [false, true] {
+        let mut stage: Box<dyn ContactStage> = if asynchronous {
+            Box::new(
+                GpuAsyncContacts::with_worker(ctx.clone(), GpuStageOptions::default()).unwrap(),
+            )
+        } else {
+            Box::new(GpuBlockingContacts::new(ctx.clone(), GpuStageOptions::default()).unwrap())
+        };
+        let mut sim = Simulation::new(SimulationSettings::default()).unwrap();
+        let half = 0.005;
+        let slab =
+            Arc::new(MeshShape::new(shapes::cuboid(Vec3::new(2.0, 2.0, half)).unwrap()).unwrap());
+        sim.insert(
+            Body::fixed(DVec3::new(0.0, 0.0, -f64::from(half)), DQuat::IDENTITY).unwrap(),
+            Some(BodyShape::mesh(slab)),
+        )
+        .unwrap();
+        let ball = Arc::new(MeshShape::new(shapes::icosphere(0.1, 2).unwrap()).unwrap());
+        let body = Body::dynamic(
+            &ball.mass_at(800.0),
+            DVec3::new(-0.3, 0.0, 1.0),
+            DQuat::from_rotation_x(0.3),
+        )
+        .unwrap();
+        let h = sim
+            .insert(body, Some(BodyShape::mesh(ball.clone())))
+            .unwrap();
+        sim.set_velocity(h, DVec3::new(3.0, 0.0, -30.0), DVec3::new(0.0, 2.0, 0.0))
+            .unwrap();
+        let energy = |sim: &Simulation| sim.kinetic_energy() + sim.potential_energy();
+        let lowest = |sim: &Simulation| {
+            let pose = sim.body(h).unwrap().mesh_pose();
+            ball.solid()
+                .vertices()
+                .iter()
+                .map(|v| pose.transform_point(*v).z)
+                .fold(f64::INFINITY, f64::min)
+        };
+        let e0 = energy(&sim);
+        let lift = sim.body(h).unwrap().mass() * 9.81 * 1e-3;
+        let mut deepest = f64::INFINITY;
+        for step in 0..90 {
+            sim.step_with(stage.as_mut());
+            if asynchronous {
+                // Give the worker time to answer, as frames would.
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            let z = sim.body(h).unwrap().position.z;
+            deepest = deepest.min(lowest(&sim));
+            assert!(
+                z > -2.0 * f64::from(half),
+                "async {asynchronous}: passed through at step {step} (centre at z = {z})"
+            );
+            assert!(
+                energy(&sim) <= e0 + lift,
+                "async {asynchronous}: gained energy at step {step}: {} J > {e0} J",
+                energy(&sim)
+            );
+            assert_eq!(sim.stats().fallback, None, "async {asynchronous}");
+        }
+        let end = lowest(&sim);
+        eprintln!("async {asynchronous}: deepest {deepest:.2e} m, lowest at the end {end:.2e} m");
+        assert!(
+            end > -1e-3,
+            "async {asynchronous}: ended below the top: {end} m"
+        );
+    }
+}
