@@ -459,11 +459,21 @@ impl ContactStage for GpuBlockingContacts {
         out.pairs.extend(answer.contacts);
         out.pairs.sort_by_key(|p| (p.a, p.b));
         // The contacts the step's motion would make: the CPU stage's look ahead at the predicted
-        // poses (exact narrow phase and the simulation's volume method), for every candidate,
-        // so that moving meshes meet the same speculative constraints as on the CPU backend.
+        // poses (exact narrow phase), for every candidate, with the answers' volume model (the
+        // uniform volume at the job's spacing), so that moving meshes meet the same speculative
+        // constraints as on the CPU backend with that method.
         let start = Instant::now();
+        let settings = ContactSettings {
+            volume: VolumeMethod::Uniform {
+                spacing: self.options.spacing(input.settings),
+            },
+            ..*input.settings
+        };
         add_speculative_contacts(
-            input,
+            &StageInput {
+                settings: &settings,
+                ..*input
+            },
             &mut out.pairs,
             &mut *self.cpu.narrow,
             LookAhead::Moving,

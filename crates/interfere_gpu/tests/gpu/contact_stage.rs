@@ -318,12 +318,15 @@ fn device_loss_falls_back_to_the_cpu_without_losing_steps() {
 }
 
 /// Fast meshes on the GPU stages (issue 28, item 5): a 320-triangle sphere (r = 0.1 m) thrown at
-/// 30 m/s onto a 1 cm mesh slab moves three times its size per step. Each stage, blocking and
-/// asynchronous, gives it the speculative contacts of the CPU backend (the look ahead at the
-/// predicted poses), so it never passes through: its centre never goes below the slab's bottom,
-/// it ends on the slab's top (lowest vertex above −1 mm) and the energy never rises above its
-/// start by more than lifting it 1 mm. Before 2026-11-29 the GPU stages had no look ahead
-/// and the sphere fell through the slab on both.
+/// 30 m/s onto a 1 cm mesh slab moves two and a half times its size per step. Each stage,
+/// blocking and asynchronous, gives it speculative contacts (the look ahead at the predicted
+/// poses), so it never passes through: its centre never goes below the slab's bottom, it ends on
+/// the slab's top (its lowest vertex at most one lattice spacing of the GPU's uniform volume,
+/// 1.25 mm, below it: the blocking stage's contacts, its look ahead's included, are that
+/// sampled volume; measured 1.15 mm, and 0.24 mm on the asynchronous stage, whose pairs
+/// decided in the step use the exact volume) and the energy never rises above its start by
+/// more than lifting it 1 mm. Before 2026-11-29 the GPU stages had no look ahead and the
+/// sphere fell through the slab on both (its centre 0.5 m below it in the second step).
 #[test]
 fn fast_meshes_never_pass_through_a_thin_slab_on_the_gpu_stages() {
     let Some(ctx) = gpu_or_skip("fast_meshes_never_pass_through_a_thin_slab_on_the_gpu_stages")
@@ -392,9 +395,11 @@ fn fast_meshes_never_pass_through_a_thin_slab_on_the_gpu_stages() {
         }
         let end = lowest(&sim);
         eprintln!("async {asynchronous}: deepest {deepest:.2e} m, lowest at the end {end:.2e} m");
+        // The default lattice spacing: an eighth of the smaller mesh size (the slab's 1 cm).
+        let spacing = 0.125 * 2.0 * f64::from(half);
         assert!(
-            end > -1e-3,
-            "async {asynchronous}: ended below the top: {end} m"
+            end > -spacing,
+            "async {asynchronous}: ended below the top: {end} m (spacing {spacing} m)"
         );
     }
 }
