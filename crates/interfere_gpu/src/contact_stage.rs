@@ -23,7 +23,9 @@
 //!
 //! Speculative contacts (`interfere_dynamics::add_speculative_contacts`, the CPU's look ahead at
 //! the poses the step's motion predicts): [`GpuBlockingContacts`] looks ahead for every moving
-//! candidate after its answer, as the CPU stage does; [`GpuAsyncContacts`] for the pairs it
+//! candidate after its answer, as the CPU stage does, measuring the uniform volume its answers
+//! have (with the exact volume there the two models disagreed by more than the nut demo's flank
+//! play, and its free nut nearly stopped); [`GpuAsyncContacts`] for the pairs it
 //! decides in the step and only where a step could carry one body through the other
 //! ([`LookAhead::Fast`]): its answers' pairs were computed steps before, at other poses, and get
 //! none. The look ahead itself runs on the CPU.
