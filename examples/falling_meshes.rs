@@ -232,6 +232,7 @@ fn main() {
             "narrow_phase": support::summary(&log.narrow_ms),
             "volume": support::summary(&log.volume_ms),
             "solver": support::summary(&log.solver_ms),
+            "solver_contacts": support::count_summary(&log.solver_contacts),
             "solver_sweeps": support::count_summary(&log.solver_sweeps),
             "solver_updates": support::count_summary(&log.solver_updates),
             "gpu_end_to_end": support::summary(&log.gpu_ms),

@@ -363,6 +363,8 @@ pub struct StageLog {
     pub volume_ms: Vec<f64>,
     /// Solver (ms).
     pub solver_ms: Vec<f64>,
+    /// Solver contact constraints built, summed over the substeps.
+    pub solver_contacts: Vec<f64>,
     /// Solver velocity sweeps, summed over the substeps.
     pub solver_sweeps: Vec<f64>,
     /// Solver contact updates over all sweeps and substeps.
@@ -404,6 +406,7 @@ pub fn log_stages(
     log.narrow_ms.push(st.narrow_phase_ms);
     log.volume_ms.push(st.volume_ms);
     log.solver_ms.push(st.solver_ms);
+    log.solver_contacts.push(st.solver_contacts as f64);
     log.solver_sweeps.push(st.solver_sweeps as f64);
     log.solver_updates.push(st.solver_updates as f64);
     log.rays.push(st.rays as f64);
