@@ -36,7 +36,7 @@
 //! cuboid floor sank into it under gravity before any contact held it. Such a pair (where the
 //! broad phase pairs it) is reported speculative; its parts are the closed form's at the pose of
 //! the second moved into the first along the separating axis by the gap (and a hundredth of the
-//! second's margin), carried back by their gradients to `V ≤ 0`.
+//! margin), carried back by their gradients to `V ≤ 0`.
 //!
 //! **Half-spaces.** As for a mesh (`volume_stage`), each part near or below the plane (within
 //! its speculative margin `δ`) gets four parts from the cap below the plane raised by `δ`, so they
@@ -195,13 +195,13 @@ pub fn shapes_interfere(a: &Shape, pose_a: &DPose, b: &Shape, pose_b: &DPose) ->
             let (n, offset) = h.world(pose_b);
             lowest_along(other, pose_a, n).is_some_and(|l| l < offset)
         }
-        _ => any_pair(&pieces(a, pose_a), &pieces(b, pose_b), pieces_meet),
+        _ => {
+            let pb = pieces(b, pose_b);
+            pieces(a, pose_a)
+                .iter()
+                .any(|x| pb.iter().any(|y| pieces_meet(x, y)))
+        }
     }
-}
-
-/// Whether some piece of `xs` and some piece of `ys` satisfy `test`.
-fn any_pair(xs: &[Piece<'_>], ys: &[Piece<'_>], test: impl Fn(&Piece, &Piece) -> bool) -> bool {
-    xs.iter().any(|x| ys.iter().any(|y| test(x, y)))
 }
 
 /// The narrow phase of a pair with a primitive or compound body (see the module
@@ -228,15 +228,14 @@ pub fn primitive_pair(input: &StageInput<'_>, a: BodyId, b: BodyId) -> Option<In
         (Shape::HalfSpace(_), Shape::HalfSpace(_)) => None,
         (Shape::HalfSpace(h), other) => near_plane(h, &pa, other, bb, &pb),
         (other, Shape::HalfSpace(h)) => near_plane(h, &pb, other, ba, &pa),
-        // As `shapes_interfere`, on pieces listed once; else two cuboids within the margin are
-        // speculative (see `cuboids_near`).
+        _ if shapes_interfere(sa, &pa, sb, &pb) => Some(pair(false)),
+        // Two cuboids within the margin: speculative (see `cuboids_near`).
         _ => {
-            let (xs, ys) = (pieces(sa, &pa), pieces(sb, &pb));
-            if any_pair(&xs, &ys, pieces_meet) {
-                Some(pair(false))
-            } else {
-                any_pair(&xs, &ys, |x, y| cuboids_near(x, y).is_some()).then(|| pair(true))
-            }
+            let pieces_b = pieces(sb, &pb);
+            pieces(sa, &pa)
+                .iter()
+                .any(|x| pieces_b.iter().any(|y| cuboids_near(x, y).is_some()))
+                .then(|| pair(true))
         }
     }
 }
@@ -302,8 +301,7 @@ const CUBOID_MARGIN: f64 = 0.01;
 
 /// The parts of two cuboid pieces that are apart or touching by at most the margin
 /// ([`cuboids_near`]): the closed form at the pose of `y` moved along the separating axis
-/// into `x` by the gap and a hundredth of `y`'s own margin (its thinnest extent's 1 %), each
-/// part carried back to the present by
+/// into `x` by the gap and a hundredth of the margin, each part carried back to the present by
 /// its gradient (`V = V' − ∂V/∂x_b · δ`, the speculative look ahead's rule,
 /// `contact::speculative`) and clamped to `V ≤ 0`: a speculative constraint that lets them close
 /// the gap, and no more.
