@@ -230,13 +230,10 @@ pub fn primitive_pair(input: &StageInput<'_>, a: BodyId, b: BodyId) -> Option<In
         (other, Shape::HalfSpace(h)) => near_plane(h, &pb, other, ba, &pa),
         _ if shapes_interfere(sa, &pa, sb, &pb) => Some(pair(false)),
         // Two cuboids within the margin: speculative (see `cuboids_near`).
-        _ => {
-            let pieces_b = pieces(sb, &pb);
-            pieces(sa, &pa)
-                .iter()
-                .any(|x| pieces_b.iter().any(|y| cuboids_near(x, y).is_some()))
-                .then(|| pair(true))
-        }
+        _ => pieces(sa, &pa)
+            .iter()
+            .any(|x| pieces(sb, &pb).iter().any(|y| cuboids_near(x, y).is_some()))
+            .then(|| pair(true)),
     }
 }
 

@@ -597,24 +597,6 @@ fn capsule_lying_on_a_box_floor_comes_to_rest() {
     assert!(travel < 0.01, "wandered {travel} m");
 }
 
-/// A never-sleeping world with a primitive box floor (top at `z = 0`) and a 20 cm primitive cube
-/// (4 kg) at `at`, unturned.
-fn cube_on_a_box_floor(at: DVec3) -> (Simulation, BodyHandle) {
-    let mut sim = Simulation::new(SimulationSettings {
-        sleep: SleepSettings::NEVER,
-        ..Default::default()
-    })
-    .unwrap();
-    let floor = Shape::from(Primitive::cuboid(DVec3::new(5.0, 1.0, 0.25)).unwrap());
-    let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY).unwrap();
-    sim.insert(body, Some(BodyShape::from_shape(floor)))
-        .unwrap();
-    let cube = Shape::from(Primitive::cuboid(DVec3::splat(0.1)).unwrap());
-    let body = Body::dynamic(&cube.mass_at(500.0).unwrap(), at, DQuat::IDENTITY).unwrap();
-    let h = sim.insert(body, Some(BodyShape::from_shape(cube))).unwrap();
-    (sim, h)
-}
-
 /// A 20 cm cube (primitive cuboid, 4 kg) resting on a primitive box floor stays at rest: from
 /// 0.5 s on its kinetic energy stays below 1e-6 J (measured 2e-35 J) and it never moves 1 mm.
 ///
@@ -630,8 +612,19 @@ fn cube_on_a_box_floor(at: DVec3) -> (Simulation, BodyHandle) {
 /// its first step is [`cube_placed_on_a_box_floor_does_not_sink_in`]'s.
 #[test]
 fn box_resting_on_a_box_floor_stays_at_rest() {
+    let mut sim = Simulation::new(SimulationSettings {
+        sleep: SleepSettings::NEVER,
+        ..Default::default()
+    })
+    .unwrap();
+    let floor = Shape::from(Primitive::cuboid(DVec3::new(5.0, 1.0, 0.25)).unwrap());
+    let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY).unwrap();
+    sim.insert(body, Some(BodyShape::from_shape(floor)))
+        .unwrap();
+    let cube = Shape::from(Primitive::cuboid(DVec3::splat(0.1)).unwrap());
     let start = DVec3::new(0.0, 0.0, 0.1);
-    let (mut sim, h) = cube_on_a_box_floor(start);
+    let body = Body::dynamic(&cube.mass_at(500.0).unwrap(), start, DQuat::IDENTITY).unwrap();
+    let h = sim.insert(body, Some(BodyShape::from_shape(cube))).unwrap();
     let mut energy = 0.0f64;
     for step in 0..600 {
         sim.step();
@@ -659,7 +652,19 @@ fn box_resting_on_a_box_floor_stays_at_rest() {
 /// the pair is not a candidate until it has fallen in.
 #[test]
 fn cube_placed_on_a_box_floor_does_not_sink_in() {
-    let (mut sim, h) = cube_on_a_box_floor(DVec3::new(0.3, 0.2, 0.1));
+    let mut sim = Simulation::new(SimulationSettings {
+        sleep: SleepSettings::NEVER,
+        ..Default::default()
+    })
+    .unwrap();
+    let floor = Shape::from(Primitive::cuboid(DVec3::new(5.0, 1.0, 0.25)).unwrap());
+    let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY).unwrap();
+    sim.insert(body, Some(BodyShape::from_shape(floor)))
+        .unwrap();
+    let cube = Shape::from(Primitive::cuboid(DVec3::splat(0.1)).unwrap());
+    let start = DVec3::new(0.3, 0.2, 0.1);
+    let body = Body::dynamic(&cube.mass_at(500.0).unwrap(), start, DQuat::IDENTITY).unwrap();
+    let h = sim.insert(body, Some(BodyShape::from_shape(cube))).unwrap();
     let (mut deepest, mut energy, mut late) = (0.0f64, 0.0f64, 0.0f64);
     for step in 0..240 {
         sim.step();
