@@ -31,13 +31,6 @@
 //! curved side's centre or axis ([`aim_at_axis`]). Feature keys number
 //! the regions by `(part of a, part of b, region)`, stable while the same parts touch.
 //!
-//! **Cuboids apart by at most 1 % of their size** ([`cuboids_near`], touching included): the
-//! closed form sees no volume, and a body at rest does not look ahead, so a cube placed on a
-//! cuboid floor sank into it under gravity before any contact held it. Such a pair (where the
-//! broad phase pairs it) is reported speculative; its parts are the closed form's at the pose of
-//! the second moved into the first along the separating axis by the gap (and a hundredth of the
-//! margin), carried back by their gradients to `V ≤ 0`.
-//!
 //! **Half-spaces.** As for a mesh (`volume_stage`), each part near or below the plane (within
 //! its speculative margin `δ`) gets four parts from the cap below the plane raised by `δ`, so they
 //! exist, stay put while a face lands, tilts and rests, and give speculative constraints before
@@ -228,114 +221,8 @@ pub fn primitive_pair(input: &StageInput<'_>, a: BodyId, b: BodyId) -> Option<In
         (Shape::HalfSpace(_), Shape::HalfSpace(_)) => None,
         (Shape::HalfSpace(h), other) => near_plane(h, &pa, other, bb, &pb),
         (other, Shape::HalfSpace(h)) => near_plane(h, &pb, other, ba, &pa),
-        _ if shapes_interfere(sa, &pa, sb, &pb) => Some(pair(false)),
-        // Two cuboids within the margin: speculative (see `cuboids_near`).
-        _ => pieces(sa, &pa)
-            .iter()
-            .any(|x| pieces(sb, &pb).iter().any(|y| cuboids_near(x, y).is_some()))
-            .then(|| pair(true)),
+        _ => shapes_interfere(sa, &pa, sb, &pb).then(|| pair(false)),
     }
-}
-
-/// The separating axis of two cuboid pieces and their gap along it, when they are apart by at
-/// most [`CUBOID_MARGIN`] of the thinner one's thinnest extent (or touch): of the fifteen
-/// axes of the separating axis test, the one along which they are farthest apart (unit, from
-/// the first towards the second). `None` for other pieces, or pieces that overlap or are farther
-/// apart. (In the narrow phase it is asked only of pieces that do not overlap; in the contact,
-/// of pieces whose closed form found no volume.)
-fn cuboids_near(x: &Piece<'_>, y: &Piece<'_>) -> Option<(DVec3, f64)> {
-    let (Piece::Part(_, p, pa), Piece::Part(_, q, pb)) = (x, y) else {
-        return None;
-    };
-    let (
-        Primitive::Cuboid {
-            half_extents: ha, ..
-        },
-        Primitive::Cuboid {
-            half_extents: hb, ..
-        },
-    ) = (*p.primitive(), *q.primitive())
-    else {
-        return None;
-    };
-    let d = pb.translation - pa.translation;
-    let axes = |m: &DMat3| [m.x_axis, m.y_axis, m.z_axis];
-    let (a, b) = (axes(&pa.rotation), axes(&pb.rotation));
-    let radius = |axes: &[DVec3; 3], h: DVec3, l: DVec3| {
-        h.x * axes[0].dot(l).abs() + h.y * axes[1].dot(l).abs() + h.z * axes[2].dot(l).abs()
-    };
-    let mut best: Option<(DVec3, f64)> = None;
-    let mut consider = |l: DVec3| {
-        // Edge pairs within a microradian of parallel: their face axes decide.
-        if l.length_squared() < 1e-12 {
-            return;
-        }
-        let l = l.normalize();
-        let gap = d.dot(l).abs() - radius(&a, ha, l) - radius(&b, hb, l);
-        if best.is_none_or(|(_, g)| gap > g) {
-            best = Some((if d.dot(l) < 0.0 { -l } else { l }, gap));
-        }
-    };
-    for k in 0..3 {
-        consider(a[k]);
-        consider(b[k]);
-    }
-    for ea in a {
-        for eb in b {
-            consider(ea.cross(eb));
-        }
-    }
-    let margin = CUBOID_MARGIN * 2.0 * ha.min_element().min(hb.min_element());
-    // (A gap a rounding below zero: touching, with no volume.)
-    best.filter(|&(_, gap)| gap.is_finite() && (-margin..=margin).contains(&gap))
-}
-
-/// How far apart, as a fraction of the thinner cuboid's thinnest extent, two cuboids get
-/// speculative parts: a half-space's margin for a body at rest (`collision::margin`). A cuboid
-/// placed on a cuboid floor, touching or a little above it, is held before gravity carries it
-/// into the floor (it sank 1.7 mm in its first step, a pair at rest not looking ahead).
-const CUBOID_MARGIN: f64 = 0.01;
-
-/// The parts of two cuboid pieces that are apart or touching by at most the margin
-/// ([`cuboids_near`]): the closed form at the pose of `y` moved along the separating axis
-/// into `x` by the gap and a hundredth of the margin, each part carried back to the present by
-/// its gradient (`V = V' − ∂V/∂x_b · δ`, the speculative look ahead's rule,
-/// `contact::speculative`) and clamped to `V ≤ 0`: a speculative constraint that lets them close
-/// the gap, and no more.
-fn near_cuboid_parts(
-    x: &Piece<'_>,
-    y: &Piece<'_>,
-    a: BodyId,
-    b: BodyId,
-    region: usize,
-) -> Vec<VolumeContact> {
-    let (Some((axis, gap)), Piece::Part(j, q, pb)) = (cuboids_near(x, y), y) else {
-        return Vec::new();
-    };
-    let Primitive::Cuboid {
-        half_extents: hb, ..
-    } = *q.primitive()
-    else {
-        return Vec::new();
-    };
-    let step = -axis * (gap.max(0.0) + 0.01 * CUBOID_MARGIN * 2.0 * hb.min_element());
-    let moved = Piece::Part(
-        *j,
-        q,
-        DPose {
-            rotation: pb.rotation,
-            translation: pb.translation + step,
-        },
-    );
-    let Some(Ok(Some(v))) = closed_form(x, &moved) else {
-        return Vec::new();
-    };
-    let mut parts = primitive_parts(a, b, &v, region, hint_of(x, y), true).unwrap_or_default();
-    for part in &mut parts {
-        part.volume = (part.volume - part.linear.dot(step)).min(0.0);
-        part.point -= step;
-    }
-    parts
 }
 
 /// The pair's totals as contributions `(volume, ∂V/∂x_b, ∂V/∂θ_b about point, point, weight)`,
@@ -635,9 +522,7 @@ pub fn primitive_pair_contact(input: &StageInput<'_>, c: &mut PairContact) {
                                 .unwrap_or_default(),
                             );
                         }
-                        Some(Ok(None)) => {
-                            parts.extend(near_cuboid_parts(&x, y, a, b, region_of(i, j, 0)));
-                        }
+                        Some(Ok(None)) => {}
                         Some(Err(e)) => c.refused = Some(e),
                         None => {
                             let result = as_mesh(&x).and_then(|(ma, wa)| {

@@ -608,8 +608,10 @@ fn capsule_lying_on_a_box_floor_comes_to_rest() {
 /// arms (`principal_parts_with_hint` with `lever_arms` false, as for a curved primitive's
 /// tessellation: about any centre the four parts were one constraint, with no tilt stiffness),
 /// where a mesh pair's flat region gets lever arms. Two flat-faced pieces now get them
-/// (`primitive_parts`). The cube is placed exactly touching; that it no longer sinks 1.7 mm in
-/// its first step is [`cube_placed_on_a_box_floor_does_not_sink_in`]'s.
+/// (`primitive_parts`). Not covered here: the cube placed exactly touching sinks 1.7 mm in the
+/// first step before its contact is found (0.05 J): a touching primitive pair with zero volume
+/// gets no parts, and a body at rest does not look ahead (`contact/speculative.rs` follows the
+/// velocity, not gravity).
 #[test]
 fn box_resting_on_a_box_floor_stays_at_rest() {
     let mut sim = Simulation::new(SimulationSettings {
@@ -638,48 +640,6 @@ fn box_resting_on_a_box_floor_stays_at_rest() {
     );
     assert!(energy < 1e-6, "moving: {energy} J");
     assert!(travel < 1e-3, "wandered {travel} m");
-}
-
-/// A 20 cm primitive cube (4 kg) placed on a primitive box floor exactly touching it never sinks
-/// into it by more than the volume slop's depth and a little (0.15 mm; measured 0.011 mm), its
-/// kinetic energy stays below 1 mJ (measured 0.30 mJ, a small rock as the first overlap
-/// replaces the touching parts) and is nil from 1 s on (measured 2e-35 J). Until 2026-11-29 it
-/// sank 1.7 mm in its first step (53 mJ): a touching pair of cuboids has no volume and a pair at
-/// rest does not look ahead, so nothing held the cube until it was inside the floor; cuboids
-/// apart by at most 1 % of their size now get speculative parts where the broad phase pairs
-/// them (`cuboids_near`). Not covered: the same cube 1 mm above the floor still sinks 0.7 mm
-/// in its first step (53 mJ), the broad phase's boxes of a body at rest having no margin, so
-/// the pair is not a candidate until it has fallen in.
-#[test]
-fn cube_placed_on_a_box_floor_does_not_sink_in() {
-    let mut sim = Simulation::new(SimulationSettings {
-        sleep: SleepSettings::NEVER,
-        ..Default::default()
-    })
-    .unwrap();
-    let floor = Shape::from(Primitive::cuboid(DVec3::new(5.0, 1.0, 0.25)).unwrap());
-    let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY).unwrap();
-    sim.insert(body, Some(BodyShape::from_shape(floor)))
-        .unwrap();
-    let cube = Shape::from(Primitive::cuboid(DVec3::splat(0.1)).unwrap());
-    let start = DVec3::new(0.3, 0.2, 0.1);
-    let body = Body::dynamic(&cube.mass_at(500.0).unwrap(), start, DQuat::IDENTITY).unwrap();
-    let h = sim.insert(body, Some(BodyShape::from_shape(cube))).unwrap();
-    let (mut deepest, mut energy, mut late) = (0.0f64, 0.0f64, 0.0f64);
-    for step in 0..240 {
-        sim.step();
-        deepest = deepest.max(0.1 - sim.body(h).unwrap().position.z);
-        energy = energy.max(sim.kinetic_energy());
-        if step >= 60 {
-            late = late.max(sim.kinetic_energy());
-        }
-    }
-    eprintln!(
-        "deepest {deepest:.3e} m, kinetic energy up to {energy:.3e} J, from 1 s {late:.3e} J"
-    );
-    assert!(deepest < 1.5e-4, "sank {deepest} m");
-    assert!(energy < 1e-3, "kinetic energy {energy} J");
-    assert!(late < 1e-6, "still moving from 1 s: {late} J");
 }
 
 /// Tori (as in [`resting_torus_comes_to_rest`]) dropped flat onto the mesh slab in eight
