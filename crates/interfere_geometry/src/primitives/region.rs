@@ -16,18 +16,8 @@
 //!   `tan(Ω/2) = a·(b×c) / (|a||b||c| + (a·b)|c| + (a·c)|b| + (b·c)|a|)`, or
 //!   `(sgn h − h/r) Δφ` for a sector (the boundary integral `∮ (sgn h − h/√(s²+h²)) dφ`).
 
+pub use crate::volume::SurfacePiece;
 use glam::{DMat3, DVec2, DVec3};
-
-/// A piece of a contact's generalized force: `vector_area` is its share of `∂V/∂x_b`, applied
-/// at `centroid` (so its moment `(centroid − p) × vector_area` is its share of `∂V/∂θ_b` about
-/// `p`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SurfacePiece {
-    /// Where the piece acts, world frame.
-    pub centroid: DVec3,
-    /// Its share of `∂V/∂x_b`.
-    pub vector_area: DVec3,
-}
 
 /// A flat region of the boundary of an intersection, with the normal that makes its vector area
 /// a share of `∂V/∂x_b` (see [`super::PrimitiveVolume`]), and its exact area moments.

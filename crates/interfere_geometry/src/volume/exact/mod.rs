@@ -111,13 +111,17 @@ impl Default for ExactOptions {
     }
 }
 
-/// A piece of B's surface inside A: a crossing triangle's part inside A, or a whole triangle.
+/// A piece of the intersection's boundary and its share of the contact's generalized force:
+/// `vector_area` is its share of `∂V/∂x_B`, applied at `centroid` (so its moment
+/// `(centroid − p) × vector_area` is its share of `∂V/∂θ_B` about `p`). The exact volume's
+/// pieces are B's surface inside A (a crossing triangle's part inside A, or a whole triangle)
+/// and A's inside B, in A's frame; the primitive closed forms' are their flat regions or points
+/// spread over them (`crate::primitives::PlanarRegion::spread`), in the world frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfacePiece {
-    /// Its centroid, in A's frame.
+    /// Where the piece acts: its centroid.
     pub centroid: DVec3,
-    /// `∫ n dA` over it (B's outward normal times its area), in A's frame: the piece's share of
-    /// `∂V/∂x_B`.
+    /// `∫ n dA` over it (B's outward normal times its area): the piece's share of `∂V/∂x_B`.
     pub vector_area: DVec3,
 }
 
