@@ -107,6 +107,7 @@ impl GpuStageOptions {
 struct Snapshot {
     step: u64,
     dt: f64,
+    gravity: DVec3,
     bodies: Vec<Body>,
     colliders: Vec<Option<BodyShape>>,
     /// The job's pairs, by body.
@@ -223,6 +224,7 @@ fn plan(input: &StageInput<'_>, options: &GpuStageOptions) -> (JobRequest, Vec<(
     let snapshot = Snapshot {
         step: input.step,
         dt: input.dt,
+        gravity: input.gravity,
         bodies: input.bodies.to_vec(),
         colliders: input.colliders.to_vec(),
         shapes: pairs
@@ -242,6 +244,7 @@ fn contacts(snapshot: Snapshot, answer: StepJobAnswer) -> GpuAnswer {
     let input = StageInput {
         step: snapshot.step,
         dt: snapshot.dt,
+        gravity: snapshot.gravity,
         bodies: &snapshot.bodies,
         colliders: &snapshot.colliders,
         candidates: &snapshot.pairs,
@@ -797,6 +800,7 @@ mod tests {
         let input = StageInput {
             step: 0,
             dt: 1.0 / 60.0,
+            gravity: DVec3::new(0.0, 0.0, -9.81),
             bodies: &bodies,
             colliders: &colliders,
             candidates: &candidates,

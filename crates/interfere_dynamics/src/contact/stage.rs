@@ -103,6 +103,9 @@ pub struct StageInput<'a> {
     pub step: u64,
     /// The fixed step's length in seconds (for speculative margins).
     pub dt: f64,
+    /// The world's gravity: where a body at rest is carried within the step (the look ahead of
+    /// pairs not yet in contact, `crate::contact::speculative`).
+    pub gravity: DVec3,
     /// Every body, by id.
     pub bodies: &'a [Body],
     /// Every body's collider, by id.

@@ -495,6 +495,7 @@ impl Simulation {
         StageInput {
             step: self.stats.steps,
             dt: self.settings.world.dt,
+            gravity: self.settings.world.gravity,
             bodies: self.world.bodies(),
             colliders: &self.colliders,
             candidates,
@@ -579,6 +580,7 @@ impl Simulation {
         let input = StageInput {
             step,
             dt: self.settings.world.dt,
+            gravity: self.settings.world.gravity,
             bodies: self.world.bodies(),
             colliders: &self.colliders,
             candidates: &self.candidates,
@@ -822,6 +824,7 @@ impl Simulation {
         let input = StageInput {
             step,
             dt: self.settings.world.dt,
+            gravity: self.settings.world.gravity,
             bodies: self.world.bodies(),
             colliders: &self.colliders,
             candidates: &redo,
