@@ -263,8 +263,9 @@ fn carried_back(
 /// contact at the first of them where it interferes, carried back to the current state (see
 /// the module documentation). Empty when it interferes at none.
 ///
-/// (Tried and dropped: adding the contact at the first touch, found by bisection between the
-/// last pose apart and the first overlapping one. The box and sphere of
+/// (Tried and dropped for moving pairs, kept for pairs at rest, `accelerate`: adding the contact
+/// at the first touch, found by bisection between the last pose apart and the first overlapping
+/// one. The box and sphere of
 /// `fast_bodies_never_pass_through_thin_slabs` went exactly as deep, and the faceted ball of
 /// `faceted_ball_comes_to_rest_on_a_mesh_slab_in_any_orientation` gained 0.05 J on landing.)
 fn predicted_parts(
@@ -291,7 +292,10 @@ fn predicted_parts(
     // the lower one may be stopped within the step (it lands) while the upper keeps falling: the
     // gap between them closes with one body's own motion. Each sweep's contact is a linearized
     // gap, valid whatever moved; the first sweep that finds one gives the parts.
-    let both = is_moving(now[0]) && is_moving(now[1]) && together(now[0], now[1]);
+    // At rest (`accelerate`), two bodies that gravity pulls alike have no relative motion
+    // either: a cube placed on another that rests on the floor falls onto it unless the upper
+    // one is swept alone.
+    let both = is_moving(now[0]) && is_moving(now[1]) && (accelerate || together(now[0], now[1]));
     let sweeps: &[[bool; 2]] = if both {
         &[[true, true], [false, true], [true, false]]
     } else {
@@ -326,6 +330,11 @@ fn predicted_parts(
             let Some(mut contact) = found else {
                 continue;
             };
+            if accelerate && contact.parts.is_empty() {
+                // Touching with no overlap (two boxes falling alike, face on face): the next
+                // sweep moves each alone.
+                continue;
+            }
             if accelerate {
                 // A pair at rest that the step's forces bring into contact: the contact at the
                 // first touch, to within 1/256 of the step (bisected; it is apart now). Carried
@@ -345,8 +354,11 @@ fn predicted_parts(
                     }
                 }
             }
-            let alone = moves != &[true, true];
-            return carried_back(&contact, (a, b), now, &then, alone);
+            // A sweep of one body alone keeps only gaps (the other may be stopped within the
+            // step, so a part already touching says nothing), except for a pair at rest, whose
+            // touching parts are what holds the upper body where it was placed.
+            let gaps_only = moves != &[true, true] && !accelerate;
+            return carried_back(&contact, (a, b), now, &then, gaps_only);
         }
     }
     Vec::new()
@@ -379,6 +391,7 @@ pub fn add_speculative_contacts(
         })
         .filter(|&(_, count, _)| count > 0)
         .collect();
+
     if moving.is_empty() {
         return;
     }
