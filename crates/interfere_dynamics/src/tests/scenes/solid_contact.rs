@@ -703,6 +703,20 @@ fn box_resting_on_a_box_floor_stays_at_rest() {
     assert!(travel < 1e-3, "wandered {travel} m");
 }
 
+/// A simulation that never sleeps with `floor` fixed with its top at `z = 0` (a floor 0.25 m
+/// half thick).
+fn never_sleeping_on(floor: Shape) -> Simulation {
+    let mut sim = Simulation::new(SimulationSettings {
+        sleep: SleepSettings::NEVER,
+        ..Default::default()
+    })
+    .unwrap();
+    let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY).unwrap();
+    sim.insert(body, Some(BodyShape::from_shape(floor)))
+        .unwrap();
+    sim
+}
+
 /// Bodies placed at rest exactly touching a floor, as a level designer places props, do not
 /// sink: over 1 s the centre never goes more than the volume slop (0.1 mm,
 /// `SolverSettings::volume_slop_depth`) below where it was placed. A primitive cube on a
@@ -768,14 +782,7 @@ fn bodies_placed_exactly_touching_do_not_sink() {
     for (k, (name, body_shape, floor, z)) in cases.into_iter().enumerate() {
         // Only the capsule takes the tessellation route.
         let allowed = 1e-4 + if k == 4 { inset(&body_shape) } else { 0.0 };
-        let mut sim = Simulation::new(SimulationSettings {
-            sleep: SleepSettings::NEVER,
-            ..Default::default()
-        })
-        .unwrap();
-        let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY).unwrap();
-        sim.insert(body, Some(BodyShape::from_shape(floor)))
-            .unwrap();
+        let mut sim = never_sleeping_on(floor);
         let start = DVec3::new(0.0, 0.0, z);
         let mass = body_shape.mass_at(500.0).unwrap();
         let body = Body::dynamic(&mass, start, DQuat::IDENTITY).unwrap();
@@ -816,14 +823,7 @@ fn bodies_placed_exactly_touching_do_not_sink() {
             }
         };
         let floor = if mesh { mesh_floor() } else { prim_floor() };
-        let mut sim = Simulation::new(SimulationSettings {
-            sleep: SleepSettings::NEVER,
-            ..Default::default()
-        })
-        .unwrap();
-        let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY).unwrap();
-        sim.insert(body, Some(BodyShape::from_shape(floor)))
-            .unwrap();
+        let mut sim = never_sleeping_on(floor);
         let starts = [DVec3::new(0.0, 0.0, 0.1), DVec3::new(0.0, 0.0, 0.3)];
         let handles = starts.map(|start| {
             let shape = cube();
