@@ -456,9 +456,9 @@ fn adaptive_agrees_with_uniform_within_tolerance() {
 }
 
 /// Adversarial: touching faces give no overlap (no contact but the speculative one the step's
-/// gravity asks for: parts of volume at most 0, which only stop an approach); a box nested inside another gives its own
-/// volume and a zero total gradient (its closed surface's area elements cancel); a bad
-/// tolerance or a zero budget refuses the pair without panicking.
+/// gravity asks for: parts of volume at most 0, which only stop an approach); a box nested
+/// inside another gives its own volume and a zero total gradient (its closed surface's area
+/// elements cancel); a bad tolerance or a zero budget refuses the pair without panicking.
 #[test]
 fn adaptive_touching_nested_and_bad_input() {
     // Dyadic sizes: the f32 meshes are exact, so the faces really touch.
@@ -478,10 +478,7 @@ fn adaptive_touching_nested_and_bad_input() {
         sim.step();
         let parts: Vec<&VolumeContact> =
             sim.pair_contacts().iter().flat_map(|c| &c.parts).collect();
-        let overlapping = parts
-            .iter()
-            .filter(|k| k.feature & crate::contact::speculative::SPECULATIVE_FEATURE == 0)
-            .count();
+        let overlapping = parts.iter().filter(|k| !k.is_predicted()).count();
         assert_eq!(overlapping, 0, "{what}: {:?}", sim.pair_contacts());
         assert!(parts.iter().all(|k| k.volume <= 0.0), "{what}: {parts:?}");
         assert_eq!(sim.stats().pairs_refused, 0, "{what}");
