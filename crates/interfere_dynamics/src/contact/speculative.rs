@@ -260,8 +260,8 @@ fn carried_back(
 
 /// The speculative parts of pair `(a, b)`, tested at `count` poses along the step (each body
 /// carried by its velocity, and with `accelerate` by the step's external forces too): its
-/// contact at the first of them where it interferes, carried back to the current state (see
-/// the module documentation). Empty when it interferes at none.
+/// contact at the first of them where it overlaps (its contact has parts), carried back to the
+/// current state (see the module documentation). Empty when it overlaps at none.
 ///
 /// (Tried and dropped for moving pairs, kept for pairs at rest, `accelerate`: adding the contact
 /// at the first touch, found by bisection between the last pose apart and the first overlapping
@@ -330,9 +330,12 @@ fn predicted_parts(
             let Some(mut contact) = found else {
                 continue;
             };
-            if accelerate && contact.parts.is_empty() {
-                // Touching with no overlap (two boxes falling alike, face on face): the next
-                // sweep moves each alone.
+            if contact.parts.is_empty() {
+                // Touching with no overlap (no parts): not where the contact starts; the next
+                // pose (or, for a pair at rest, the next sweep, which moves each body alone)
+                // finds it. Until 2026-11-29 such a pose ended the look ahead with nothing, and
+                // a fast cube whose first pose just touched a thin slab went half through it
+                // (`a_look_ahead_pose_that_only_touches_does_not_end_the_look_ahead`).
                 continue;
             }
             if accelerate {

@@ -968,3 +968,37 @@ fn fast_primitives_never_pass_through_thin_slabs() {
         );
     }
 }
+
+/// A fast body whose look ahead reaches a pose where it only touches (zero overlap, no parts) is
+/// still stopped at the first overlapping pose: a 25 cm primitive cube falling at 1 m/s onto a
+/// 1/64 m primitive slab, placed (in exact binary fractions, at 64 Hz, without gravity) so that
+/// the first of its two look-ahead poses touches the slab's top exactly. Its bottom never goes
+/// more than 0.1 mm into the slab. Until 2026-11-29 that touching pose ended the look ahead with
+/// no contact and the cube went 7.8 mm (half the slab) in before the projection pushed it out.
+#[test]
+fn a_look_ahead_pose_that_only_touches_does_not_end_the_look_ahead() {
+    let mut settings = SimulationSettings {
+        sleep: SleepSettings::NEVER,
+        ..Default::default()
+    };
+    settings.world.dt = 1.0 / 64.0;
+    settings.world.gravity = DVec3::ZERO;
+    let mut sim = Simulation::new(settings).unwrap();
+    let half = 1.0 / 128.0;
+    let slab = Shape::from(Primitive::cuboid(DVec3::new(2.0, 2.0, half)).unwrap());
+    let body = Body::fixed(DVec3::new(0.0, 0.0, -half), DQuat::IDENTITY).unwrap();
+    sim.insert(body, Some(BodyShape::from_shape(slab))).unwrap();
+    let cube = Shape::from(Primitive::cuboid(DVec3::splat(0.125)).unwrap());
+    let start = DVec3::new(0.0, 0.0, 0.125 + half);
+    let body = Body::dynamic(&cube.mass_at(500.0).unwrap(), start, DQuat::IDENTITY)
+        .unwrap()
+        .with_velocity(DVec3::new(0.0, 0.0, -1.0), DVec3::ZERO);
+    let h = sim.insert(body, Some(BodyShape::from_shape(cube))).unwrap();
+    let mut deepest = 0.0f64;
+    for _ in 0..10 {
+        sim.step();
+        deepest = deepest.max(0.125 - sim.body(h).unwrap().position.z);
+    }
+    eprintln!("deepest {deepest:.3e} m into the slab");
+    assert!(deepest < 1e-4, "the cube went {deepest} m into the slab");
+}
