@@ -814,6 +814,20 @@ impl Body {
         self.pending_angular_impulse = DVec3::ZERO;
     }
 
+    /// The linear acceleration [`Self::integrate_velocity`] gives the body before contacts:
+    /// gravity (scaled) and its force over its mass, along its free translation axes. Zero
+    /// unless it is dynamic and awake.
+    pub(crate) fn external_acceleration(&self, gravity: DVec3) -> DVec3 {
+        if !self.is_dynamic() {
+            return DVec3::ZERO;
+        }
+        let mut a = gravity * self.gravity_scale + self.force * self.effective_inv_mass();
+        if self.locked.locks_translation() {
+            zero_locked(&mut a, self.locked.translation_mask());
+        }
+        if a.is_finite() { a } else { DVec3::ZERO }
+    }
+
     /// The velocity part of a substep before the contacts, for a dynamic awake body: gravity
     /// (scaled), force and torque, damping, locks. With the default fields this is exactly the
     /// former `v += g h`.

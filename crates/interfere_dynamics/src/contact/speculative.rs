@@ -43,7 +43,7 @@
 //! through the other ([`FAST`]); before 2026-11-28 such pairs had none at all, and a 5 cm
 //! primitive cube at 20 m/s fell through a 1 cm primitive slab.
 
-use crate::body::{Body, BodyKind};
+use crate::body::Body;
 use crate::collision::broad_phase::is_moving;
 use crate::collision::margin::travel;
 use crate::collision::shape::Shape;
@@ -81,16 +81,6 @@ fn predicted(body: &Body, t: f64, accel: DVec3) -> Body {
         }
     }
     b
-}
-
-/// The acceleration the step's external forces give `body`: the world's `gravity` times its
-/// gravity scale, and its applied force over its mass. Zero unless it is dynamic and awake.
-fn acceleration(body: &Body, gravity: DVec3) -> DVec3 {
-    if body.kind != BodyKind::Dynamic || body.sleeping {
-        return DVec3::ZERO;
-    }
-    let a = gravity * body.gravity_scale() + body.force() * body.inv_mass();
-    if a.is_finite() { a } else { DVec3::ZERO }
 }
 
 /// How far the fastest point of `body` (of size `reach`) travels in `dt`: 0 unless it moves.
@@ -166,8 +156,9 @@ fn samples(input: &StageInput<'_>, a: BodyId, b: BodyId, look: LookAhead) -> usi
 /// How many poses along the step a pair at rest (its velocities move it less than
 /// [`MIN_MOTION`] of the smaller body's size in a step, so [`samples`] leaves it out) that is not
 /// in contact now is tested at, the bodies carried by their velocities *and the step's external
-/// forces* ([`acceleration`]): 1 when that carries them more than [`MIN_MOTION`] of the smaller
-/// body's size (whatever their shapes), otherwise 0. Pairs that move keep [`samples`]' rule
+/// forces* (`Body::external_acceleration`): 1 when that carries them more than [`MIN_MOTION`]
+/// of the smaller body's size (whatever their shapes), otherwise 0. Pairs that move keep
+/// [`samples`]' rule
 /// (a pair with a primitive that moves slower than [`FAST`] gets no look ahead at all).
 ///
 /// A body at rest exactly touching another, as a level designer places a prop on the ground, has
@@ -191,7 +182,8 @@ fn resting_samples(input: &StageInput<'_>, a: BodyId, b: BodyId, look: LookAhead
     let moved = moving_travel(ba, ra, input.dt) + moving_travel(bb, rb, input.dt);
     let fall = 0.5 * input.dt * input.dt;
     let pulled = fall
-        * (acceleration(ba, input.gravity).length() + acceleration(bb, input.gravity).length());
+        * (ba.external_acceleration(input.gravity).length()
+            + bb.external_acceleration(input.gravity).length());
     usize::from(moved <= still && (moved + pulled).is_finite() && moved + pulled > still)
 }
 
@@ -279,7 +271,7 @@ fn predicted_parts(
     let now = [&input.bodies[a], &input.bodies[b]];
     let accel = now.map(|body| {
         if accelerate {
-            acceleration(body, input.gravity)
+            body.external_acceleration(input.gravity)
         } else {
             DVec3::ZERO
         }

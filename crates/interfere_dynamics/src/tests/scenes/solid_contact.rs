@@ -739,6 +739,7 @@ fn never_sleeping_on(floor: Shape) -> Simulation {
 #[test]
 fn bodies_placed_exactly_touching_do_not_sink() {
     let prim = |p: Primitive| Shape::from(p);
+    let prim_cube = || prim(Primitive::cuboid(DVec3::splat(0.1)).unwrap());
     let mesh_cube = || Shape::Mesh(shape(cuboid(Vec3::splat(0.1)).unwrap()));
     let prim_floor = || prim(Primitive::cuboid(DVec3::new(5.0, 1.0, 0.25)).unwrap());
     let mesh_floor = || Shape::Mesh(shape(cuboid(Vec3::new(3.0, 3.0, 0.25)).unwrap()));
@@ -751,37 +752,48 @@ fn bodies_placed_exactly_touching_do_not_sink() {
         }
         _ => 0.0,
     };
-    let cases: [(&str, Shape, Shape, f64); 5] = [
+    // Name, body, floor, the body's centre height, and whether its pair with the floor takes
+    // the tessellation route (only the capsule's does).
+    let cases: [(&str, Shape, Shape, f64, bool); 5] = [
         (
             "primitive cube on a primitive floor",
-            prim(Primitive::cuboid(DVec3::splat(0.1)).unwrap()),
+            prim_cube(),
             prim_floor(),
             0.1,
+            false,
         ),
-        ("mesh cube on a mesh slab", mesh_cube(), mesh_floor(), 0.1),
         (
-            "primitive cube on a mesh slab",
-            prim(Primitive::cuboid(DVec3::splat(0.1)).unwrap()),
+            "mesh cube on a mesh slab",
+            mesh_cube(),
             mesh_floor(),
             0.1,
+            false,
+        ),
+        (
+            "primitive cube on a mesh slab",
+            prim_cube(),
+            mesh_floor(),
+            0.1,
+            false,
         ),
         (
             "primitive ball on a primitive floor",
             prim(Primitive::sphere(0.1).unwrap()),
             prim_floor(),
             0.1,
+            false,
         ),
         (
             "lying capsule on a primitive floor",
             prim(Primitive::capsule(0.1, 0.05).unwrap()),
             prim_floor(),
             0.05,
+            true,
         ),
     ];
     let mut failures = Vec::new();
-    for (k, (name, body_shape, floor, z)) in cases.into_iter().enumerate() {
-        // Only the capsule takes the tessellation route.
-        let allowed = 1e-4 + if k == 4 { inset(&body_shape) } else { 0.0 };
+    for (name, body_shape, floor, z, tessellated) in cases {
+        let allowed = 1e-4 + if tessellated { inset(&body_shape) } else { 0.0 };
         let mut sim = never_sleeping_on(floor);
         let start = DVec3::new(0.0, 0.0, z);
         let mass = body_shape.mass_at(500.0).unwrap();
@@ -815,13 +827,7 @@ fn bodies_placed_exactly_touching_do_not_sink() {
         ("mesh cubes stacked on a mesh slab", true),
     ];
     for (name, mesh) in stacks {
-        let cube = || {
-            if mesh {
-                Shape::Mesh(shape(cuboid(Vec3::splat(0.1)).unwrap()))
-            } else {
-                Shape::from(Primitive::cuboid(DVec3::splat(0.1)).unwrap())
-            }
-        };
+        let cube = || if mesh { mesh_cube() } else { prim_cube() };
         let floor = if mesh { mesh_floor() } else { prim_floor() };
         let mut sim = never_sleeping_on(floor);
         let starts = [DVec3::new(0.0, 0.0, 0.1), DVec3::new(0.0, 0.0, 0.3)];
