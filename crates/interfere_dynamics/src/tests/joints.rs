@@ -757,9 +757,9 @@ fn a_ragdoll_falls_and_comes_to_rest() {
 /// spins, printed, to compare solver variants on many trajectories rather than one. `cargo test
 /// -p interfere_dynamics --release --lib -- --ignored --nocapture ragdoll_survey`. Measured
 /// 2026-11-29 (fifteenth session): of the 24, 18 at rest by 12 s, two more by 18 s, four still
-/// moving at about 1 mm/s at 20 s. Traced in the third: a thigh rocking with a period of two
-/// steps, next to a contact whose four parts swap their feature keys every step (see
-/// docs/benchmarks.md, "Resting ragdolls, and the principal axes' sign").
+/// moving at about 1 mm/s at 20 s. Traced in the third (at rest only from 17.4 s): a thigh
+/// rocking with a period of two steps, next to a contact whose four parts swap their feature
+/// keys every step (see docs/benchmarks.md, "Resting ragdolls, and the principal axes' sign").
 #[test]
 #[ignore = "experiment; run in release with --nocapture"]
 fn ragdoll_survey() {

@@ -724,12 +724,13 @@ fn never_sleeping_on(floor: Shape) -> Simulation {
 /// and a lying capsule on a primitive floor. The capsule–cuboid pair's contact is that of the
 /// capsule's inscribed tessellation (`contact::primitive_pairs`), which lies up to 0.27 mm inside
 /// the capsule's surface here: the capsule may sink by that much more (measured: exactly that
-/// over its first second, as placed). Turned about the vertical it does not stay there: it rests on a flat strip of its tessellation at a depth of nanometres, where
-/// the region that overlaps (and so where its parts sit) is set by tilts of nanoradians and
-/// wanders along the strip until it holds one end only, and the capsule tips onto the other.
-/// Over 4 s, turned in twelve steps of 0.13 rad, it sinks at most the resting bound of 1 mm
-/// (issue 28): measured 0.27–0.75 mm, the unturned pose 0.27 mm (2026-11-29, fifteenth
-/// session; the rocking is open).
+/// over its first second, as placed). Turned about the vertical it does not stay there: it
+/// rests on a flat strip of its tessellation at a depth of nanometres, where the region that
+/// overlaps (and so where its parts sit) is set by tilts of nanoradians and wanders along the
+/// strip until it holds one end only, and the capsule tips onto the other. Over 4 s, turned in
+/// twelve steps of 0.13 rad, it sinks at most the resting bound of 1 mm (issue 28): measured
+/// 0.27–0.75 mm, the unturned pose 0.27 mm (2026-11-29, fifteenth session; the rocking is
+/// open).
 /// Two cubes stacked, each placed touching the one below, sink at most 1 mm: measured, mesh
 /// cubes 3.9 and 26 µm; primitive cubes 0.10 and 0.44 mm (the upper one jitters for ten steps
 /// after the third, as the pair's speculative rows give way to its overlap, then rests 0.13 mm
