@@ -717,6 +717,29 @@ fn never_sleeping_on(floor: Shape) -> Simulation {
     sim
 }
 
+/// A body of `shape` (density 500) placed with its centre at height `z`, turned by `turn`, on
+/// `floor` (never sleeping): how far its centre went below `z` in the first step, and at most
+/// over `steps` steps.
+fn placed_sink(floor: Shape, shape: Shape, z: f64, turn: DQuat, steps: usize) -> (f64, f64) {
+    let mut sim = never_sleeping_on(floor);
+    let start = DVec3::new(0.0, 0.0, z);
+    let mass = shape.mass_at(500.0).unwrap();
+    let body = Body::dynamic(&mass, start, turn).unwrap();
+    let h = sim
+        .insert(body, Some(BodyShape::from_shape(shape)))
+        .unwrap();
+    let (mut first, mut deepest) = (0.0, 0.0f64);
+    for step in 0..steps {
+        sim.step();
+        let sink = start.z - sim.body(h).unwrap().position.z;
+        if step == 0 {
+            first = sink;
+        }
+        deepest = deepest.max(sink);
+    }
+    (first, deepest)
+}
+
 /// Bodies placed at rest exactly touching a floor, as a level designer places props, do not
 /// sink: over 1 s the centre never goes more than the volume slop (0.1 mm,
 /// `SolverSettings::volume_slop_depth`) below where it was placed. A primitive cube on a
@@ -801,22 +824,7 @@ fn bodies_placed_exactly_touching_do_not_sink() {
     let mut failures = Vec::new();
     for (name, body_shape, floor, z, tessellated) in cases {
         let allowed = 1e-4 + if tessellated { inset(&body_shape) } else { 0.0 };
-        let mut sim = never_sleeping_on(floor);
-        let start = DVec3::new(0.0, 0.0, z);
-        let mass = body_shape.mass_at(500.0).unwrap();
-        let body = Body::dynamic(&mass, start, DQuat::IDENTITY).unwrap();
-        let h = sim
-            .insert(body, Some(BodyShape::from_shape(body_shape)))
-            .unwrap();
-        let (mut first, mut deepest) = (0.0, 0.0f64);
-        for step in 0..60 {
-            sim.step();
-            let sink = start.z - sim.body(h).unwrap().position.z;
-            if step == 0 {
-                first = sink;
-            }
-            deepest = deepest.max(sink);
-        }
+        let (first, deepest) = placed_sink(floor, body_shape, z, DQuat::IDENTITY, 60);
         eprintln!(
             "{name}: sank {first:.3e} m in the first step, {deepest:.3e} m at most over 1 s \
              (allowed {allowed:.3e})"
@@ -830,23 +838,8 @@ fn bodies_placed_exactly_touching_do_not_sink() {
     for k in 0..12 {
         let shape = prim(Primitive::capsule(0.1, 0.05).unwrap());
         let allowed = 1e-4 + inset(&shape);
-        let mut sim = never_sleeping_on(prim_floor());
-        let start = DVec3::new(0.0, 0.0, 0.05);
-        let mass = shape.mass_at(500.0).unwrap();
         let turn = DQuat::from_rotation_z(0.13 * k as f64);
-        let body = Body::dynamic(&mass, start, turn).unwrap();
-        let h = sim
-            .insert(body, Some(BodyShape::from_shape(shape)))
-            .unwrap();
-        let (mut first, mut deepest) = (0.0, 0.0f64);
-        for step in 0..240 {
-            sim.step();
-            let sink = start.z - sim.body(h).unwrap().position.z;
-            if step == 0 {
-                first = sink;
-            }
-            deepest = deepest.max(sink);
-        }
+        let (first, deepest) = placed_sink(prim_floor(), shape, 0.05, turn, 240);
         if first > allowed || deepest > 1e-3 {
             failures.push(format!(
                 "capsule turned {k}: sank {first} m, then {deepest} m"
