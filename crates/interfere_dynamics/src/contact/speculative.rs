@@ -158,8 +158,8 @@ fn samples(input: &StageInput<'_>, a: BodyId, b: BodyId, look: LookAhead) -> usi
 /// in contact now is tested at, the bodies carried by their velocities *and the step's external
 /// forces* (`Body::external_acceleration`): 1 when that carries them more than [`MIN_MOTION`]
 /// of the smaller body's size (whatever their shapes), otherwise 0. Pairs that move keep
-/// [`samples`]' rule
-/// (a pair with a primitive that moves slower than [`FAST`] gets no look ahead at all).
+/// [`samples`]' rule (a pair with a primitive that moves slower than [`FAST`] gets no look
+/// ahead at all).
 ///
 /// A body at rest exactly touching another, as a level designer places a prop on the ground, has
 /// no overlap (no contact) and no velocity (no look ahead by velocity); without this it fell
@@ -386,7 +386,6 @@ pub fn add_speculative_contacts(
         })
         .filter(|&(_, count, _)| count > 0)
         .collect();
-
     if moving.is_empty() {
         return;
     }
