@@ -573,30 +573,14 @@ fn plane_contact(
     sign: f64,
 ) {
     let (n, offset) = h.world(hp);
-    let Ok(plane) = Primitive::half_space(n) else {
-        return;
-    };
-    let at = |off: f64| DPose {
-        rotation: DMat3::IDENTITY,
-        translation: n * off,
-    };
     let pose = ob.mesh_pose();
-    let margin = shape_margin(ob, other, input.dt);
-    let size = other
-        .local_box()
-        .map_or(0.0, |(lo, hi)| (hi - lo).min_element());
-    let approach = (-n.dot(ob.linear_velocity)).max(0.0);
-    let oriented = |v: PrimitiveVolume| if sign > 0.0 { v } else { v.swapped() };
-    // A part's margin: the shape's (`shape_margin`) but with the speed its surface approaches
-    // the plane at: the centre's speed along −n, plus the spin times the part's `reach` (0 for a
-    // ball: turning a ball about its centre brings nothing closer), and 1 % of `size`. A rolling
-    // ball with the whole body's margin would take its parts from a cap far wider than its
-    // contact, where the second-order carry-down below is no longer accurate. `None` when it is
-    // not finite and positive.
-    let part_margin = |reach: f64, size: f64| {
-        let speed = approach + ob.angular_velocity.length() * reach;
-        let delta = (0.01 * size + 2.0 * input.dt * speed).min(margin);
-        (delta > 0.0 && delta.is_finite()).then_some(delta)
+    let mover = Mover {
+        approach: (-n.dot(ob.linear_velocity)).max(0.0),
+        spin: ob.angular_velocity.length(),
+        margin: shape_margin(ob, other, input.dt),
+        size: other
+            .local_box()
+            .map_or(0.0, |(lo, hi)| (hi - lo).min_element()),
     };
     let mut totals = Totals::default();
     let mut parts = Vec::new();
@@ -608,7 +592,7 @@ fn plane_contact(
                 // A mesh part: the exact volume below the plane and its quadrant split, as for
                 // a mesh body (`crate::contact::parts::half_space`), with the part's own margin.
                 let (lo, hi) = m.local_box();
-                let Some(delta) = part_margin((hi - lo).length(), m.size()) else {
+                let Some(delta) = mover.part_margin((hi - lo).length(), m.size(), input.dt) else {
                     continue;
                 };
                 let pair = (c.a, c.b);
@@ -624,91 +608,163 @@ fn plane_contact(
                 continue;
             }
         };
-        // A ball's reach is 0 in its margin (see `part_margin`).
-        let reach = match p.primitive() {
-            Primitive::Sphere { .. } => 0.0,
-            _ => p.local_box().1.length(),
+        let plane = Plane {
+            n,
+            offset,
+            frame: &hp.rotation,
         };
-        let Some(margin) = part_margin(reach, size) else {
-            continue;
-        };
-        let Ok(Some(low)) = p.primitive().support(&wp, -n) else {
-            continue;
-        };
-        let gap = n.dot(low) - offset;
-        if gap > margin {
-            continue;
-        }
-        // The parts' cap: the primitive's slice 1 % of its size above its lowest point (not the
-        // margin's, which grows with the approach speed): the manifold of a body at a pose is
-        // then the same whatever its velocity. With the margin's cap, a resting ball's parts
-        // moved between a narrow and a wide cap as its small velocity changed sign, and the
-        // changed torques fed that velocity back: a ragdoll's head and pelvis rocked with a
-        // period of two steps, never coming to rest.
-        let delta = (gap.max(0.0) + 0.01 * size).min(margin);
-        let real = match intersection_volume(&plane, &at(offset), p.primitive(), &wp) {
-            Ok(v) => v.map(oriented),
-            Err(e) => {
-                c.refused = Some(e.to_string());
-                continue;
+        let region = region_of(0, i, 0);
+        let on = primitive_on_plane(input.dt, &plane, p, &wp, &mover, sign, (c.a, c.b), region);
+        match on {
+            Ok(Some((real, found))) => {
+                if let Some(v) = &real {
+                    totals.add_primitive(v);
+                }
+                parts.extend(found);
             }
-        };
-        if let Some(v) = &real {
-            totals.add_primitive(v);
-        }
-        // The parts come from the cap below the plane raised by the margin (as for a mesh).
-        let Ok(Some(raised)) = intersection_volume(&plane, &at(offset + delta), p.primitive(), &wp)
-        else {
-            continue;
-        };
-        let Some(region) = raised.regions_b.first() else {
-            continue;
-        };
-        let total_area = region.area();
-        let Some(points) = quadrant_points(region, n, &hp.rotation, wp.rotation.x_axis) else {
-            continue;
-        };
-        // Depth of the primitive's surface under each point, below the raised plane.
-        let reach = 2.0 * p.local_box().1.length() + delta;
-        let depth = |q: DVec3| {
-            let from = q - n * reach;
-            match p.primitive().ray_cast(&wp, from, n, reach) {
-                Ok(Some(hit)) if hit.normal != DVec3::ZERO => reach - hit.t,
-                _ => 0.0,
-            }
-        };
-        let depths: Vec<f64> = points.iter().map(|&q| depth(q)).collect();
-        let share = 0.25 * total_area;
-        // First-order volumes at the real plane, then one shift (equal per part, as the areas
-        // are) that makes their sum the raised cap's volume carried down to the real plane to
-        // second order: `V(δ) − δ A(δ) + ½ δ² dA/dh`, with dA/dh from the section at δ/2 and
-        // faded out over the part's gap (0 at a gap of δ).
-        let first: f64 = depths.iter().map(|d| share * d).sum();
-        let half_area: f64 =
-            match intersection_volume(&plane, &at(offset + 0.5 * delta), p.primitive(), &wp) {
-                Ok(Some(v)) => v.regions_b.iter().map(|r| r.area()).sum(),
-                _ => 0.0,
-            };
-        let slope = ((total_area - half_area) / (0.5 * delta)).max(0.0);
-        let fade = (1.0 - gap.max(0.0) / delta).clamp(0.0, 1.0);
-        let shift = (raised.volume - first + 0.5 * delta * delta * slope * fade) / 4.0;
-        // ∂V/∂x of a part with respect to `other`'s motion: its quarter of −A n.
-        let g = region.vector_area * 0.25;
-        for (q, (point, d)) in points.iter().zip(&depths).enumerate() {
-            let at_plane = *point - n * delta;
-            let line = force_line(p.primitive(), &wp, n, at_plane);
-            parts.push(VolumeContact {
-                body_a: c.a,
-                body_b: c.b,
-                volume: share * (d - delta) + shift,
-                point: at_plane,
-                linear: sign * g,
-                // The part's force acts along the surface normal's line (see `force_line`).
-                angular: sign * (line - at_plane).cross(g),
-                feature: feature_key(c.a, c.b, region_of(0, i, 0), q as u8),
-            });
+            Ok(None) => {}
+            Err(e) => c.refused = Some(e),
         }
     }
     totals.finish(c);
     c.parts = parts;
+}
+
+/// A plane a primitive is pressed on: a half-space's boundary or a cuboid's face. `n` is its
+/// outward unit normal, `offset` its `n · x`, `frame` the rotation of the body it belongs to (its
+/// parts' tangent frame turns with that body, `crate::contact::tangent_pair_in`).
+struct Plane<'a> {
+    n: DVec3,
+    offset: f64,
+    frame: &'a DMat3,
+}
+
+/// How the pressed body moves relative to the plane: the speed its centre approaches the plane
+/// at, its relative spin, its shape's speculative margin (`shape_margin`) and its thinnest
+/// extent.
+struct Mover {
+    approach: f64,
+    spin: f64,
+    margin: f64,
+    size: f64,
+}
+
+impl Mover {
+    /// A part's margin: the shape's but with the speed its surface approaches the plane at: the
+    /// centre's speed along −n, plus the spin times the part's `reach` (0 for a ball: turning a
+    /// ball about its centre brings nothing closer), and 1 % of `size`. A rolling ball with the
+    /// whole body's margin would take its parts from a cap far wider than its contact, where the
+    /// second-order carry-down in [`primitive_on_plane`] is no longer accurate. `None` when it is
+    /// not finite and positive.
+    fn part_margin(&self, reach: f64, size: f64, dt: f64) -> Option<f64> {
+        let speed = self.approach + self.spin * reach;
+        let delta = (0.01 * size + 2.0 * dt * speed).min(self.margin);
+        (delta > 0.0 && delta.is_finite()).then_some(delta)
+    }
+}
+
+/// The four parts of the primitive `p` (placed by `wp`) pressed on `plane` (see the module
+/// documentation, **Half-spaces**), with the intersection volume below the plane itself for the
+/// pair's totals; `sign` is `+1` when the primitive is body `b`. `Ok(None)` when it is farther
+/// from the plane than its margin; the parts are empty when the raised cap has no region.
+#[allow(clippy::too_many_arguments)]
+fn primitive_on_plane(
+    dt: f64,
+    plane: &Plane<'_>,
+    p: &PrimitiveShape,
+    wp: &DPose,
+    mover: &Mover,
+    sign: f64,
+    (a, b): (BodyId, BodyId),
+    region_number: usize,
+) -> Result<Option<(Option<PrimitiveVolume>, Vec<VolumeContact>)>, String> {
+    let (n, offset) = (plane.n, plane.offset);
+    let Ok(half_space) = Primitive::half_space(n) else {
+        return Ok(None);
+    };
+    let at = |off: f64| DPose {
+        rotation: DMat3::IDENTITY,
+        translation: n * off,
+    };
+    let oriented = |v: PrimitiveVolume| if sign > 0.0 { v } else { v.swapped() };
+    let size = mover.size;
+    // A ball's reach is 0 in its margin (see `Mover::part_margin`).
+    let reach = match p.primitive() {
+        Primitive::Sphere { .. } => 0.0,
+        _ => p.local_box().1.length(),
+    };
+    let Some(margin) = mover.part_margin(reach, size, dt) else {
+        return Ok(None);
+    };
+    let Ok(Some(low)) = p.primitive().support(wp, -n) else {
+        return Ok(None);
+    };
+    let gap = n.dot(low) - offset;
+    if gap > margin {
+        return Ok(None);
+    }
+    // The parts' cap: the primitive's slice 1 % of its size above its lowest point (not the
+    // margin's, which grows with the approach speed): the manifold of a body at a pose is
+    // then the same whatever its velocity. With the margin's cap, a resting ball's parts
+    // moved between a narrow and a wide cap as its small velocity changed sign, and the
+    // changed torques fed that velocity back: a ragdoll's head and pelvis rocked with a
+    // period of two steps, never coming to rest.
+    let delta = (gap.max(0.0) + 0.01 * size).min(margin);
+    let real = intersection_volume(&half_space, &at(offset), p.primitive(), wp)
+        .map_err(|e| e.to_string())?
+        .map(oriented);
+    let mut parts = Vec::new();
+    // The parts come from the cap below the plane raised by the margin (as for a mesh).
+    let Ok(Some(raised)) = intersection_volume(&half_space, &at(offset + delta), p.primitive(), wp)
+    else {
+        return Ok(Some((real, parts)));
+    };
+    let Some(region) = raised.regions_b.first() else {
+        return Ok(Some((real, parts)));
+    };
+    let total_area = region.area();
+    let Some(points) = quadrant_points(region, n, plane.frame, wp.rotation.x_axis) else {
+        return Ok(Some((real, parts)));
+    };
+    // Depth of the primitive's surface under each point, below the raised plane.
+    let reach = 2.0 * p.local_box().1.length() + delta;
+    let depth = |q: DVec3| {
+        let from = q - n * reach;
+        match p.primitive().ray_cast(wp, from, n, reach) {
+            Ok(Some(hit)) if hit.normal != DVec3::ZERO => reach - hit.t,
+            _ => 0.0,
+        }
+    };
+    let depths: Vec<f64> = points.iter().map(|&q| depth(q)).collect();
+    let share = 0.25 * total_area;
+    // First-order volumes at the real plane, then one shift (equal per part, as the areas
+    // are) that makes their sum the raised cap's volume carried down to the real plane to
+    // second order: `V(δ) − δ A(δ) + ½ δ² dA/dh`, with dA/dh from the section at δ/2 and
+    // faded out over the part's gap (0 at a gap of δ).
+    let first: f64 = depths.iter().map(|d| share * d).sum();
+    let half_area: f64 =
+        match intersection_volume(&half_space, &at(offset + 0.5 * delta), p.primitive(), wp) {
+            Ok(Some(v)) => v.regions_b.iter().map(|r| r.area()).sum(),
+            _ => 0.0,
+        };
+    let slope = ((total_area - half_area) / (0.5 * delta)).max(0.0);
+    let fade = (1.0 - gap.max(0.0) / delta).clamp(0.0, 1.0);
+    let shift = (raised.volume - first + 0.5 * delta * delta * slope * fade) / 4.0;
+    // ∂V/∂x of a part with respect to the primitive's motion: its quarter of −A n.
+    let g = region.vector_area * 0.25;
+    for (q, (point, d)) in points.iter().zip(&depths).enumerate() {
+        let at_plane = *point - n * delta;
+        let line = force_line(p.primitive(), wp, n, at_plane);
+        parts.push(VolumeContact {
+            body_a: a,
+            body_b: b,
+            volume: share * (d - delta) + shift,
+            point: at_plane,
+            linear: sign * g,
+            // The part's force acts along the surface normal's line (see `force_line`).
+            angular: sign * (line - at_plane).cross(g),
+            feature: feature_key(a, b, region_number, q as u8),
+        });
+    }
+    Ok(Some((real, parts)))
 }
