@@ -5,7 +5,13 @@
 //!
 //! Bodies enter and leave the sweep one at a time ([`BroadPhase::remove`]); nothing is rebuilt.
 //! A moving body's box covers its motion over the step ([`swept`]), so pairs that the step could
-//! bring together are candidates before they touch (speculative contacts).
+//! bring together are candidates before they touch (speculative contacts), and is grown by its
+//! speculative margin ([`padded`]), so that a resting pair the position projection has just
+//! lifted apart stays a candidate and keeps its contact (`Simulation::persist`). Without that
+//! margin a ragdoll's shin lying on a stair's tread lost its pair whenever the projection had
+//! cleared the overlap, fell freely for a whole step, landed 1.9 mm lower at 0.18 m/s and was
+//! lifted out again over three steps: a limit cycle of five steps that kept it awake
+//! (`stairs_ragdoll_survey`, 2026-11-29).
 //! A candidate pair `(a, b)`, `a < b`, is reported when the boxes overlap (for a half-space: the
 //! box reaches within the speculative margin of its plane), the collision layers
 //! let the two interact, and the pair needs contact work (see [`pair_is_active`]). The output is
@@ -69,6 +75,22 @@ pub fn swept(aabb: Aabb, body: &Body, dt: f64) -> Aabb {
     }
 }
 
+/// The swept box of a moving body grown by its speculative margin
+/// ([`crate::collision::margin::shape_margin`]) every way, so that a pair stays a candidate while
+/// its gap is within the margin that its kept contact lives in (`Simulation::persist`).
+pub fn padded(aabb: Aabb, body: &Body, shape: &Shape, dt: f64) -> Aabb {
+    if !is_moving(body) {
+        return aabb;
+    }
+    let pad = crate::collision::margin::shape_margin(body, shape, dt) as f32;
+    let grown = Aabb::new(aabb.min - Vec3::splat(pad), aabb.max + Vec3::splat(pad));
+    if grown.min.is_finite() && grown.max.is_finite() {
+        grown
+    } else {
+        aabb
+    }
+}
+
 /// Sweep and prune plus half-spaces (see the module documentation).
 #[derive(Clone, Debug, Default)]
 pub struct BroadPhase {
@@ -114,7 +136,7 @@ impl BroadPhase {
             };
             let Some(aabb) = shape
                 .world_aabb(&body.mesh_pose())
-                .map(|b| swept(b, body, dt))
+                .map(|b| padded(swept(b, body, dt), body, shape, dt))
             else {
                 // A non-finite pose: out of the sweep until it is finite again.
                 if let Some(p) = self.proxy[i].take() {
