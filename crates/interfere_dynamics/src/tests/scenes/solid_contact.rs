@@ -613,51 +613,87 @@ fn resting_torus_comes_to_rest() {
     }
 }
 
-/// A capsule (r = 5 cm, 30 cm long, 2.1 kg) lying on a static box floor (primitive cuboid), given
-/// a small roll end over end (0.3 rad/s), comes to rest: kinetic energy below 1e-6 J over the
-/// last 10 s of 20 and less than 1 cm of travel (issue 28). The capsule–cuboid pair takes the
-/// tessellation route (the exact mesh–mesh volume of the capsule's inscribed tessellation and
-/// the box). Until 2026-11-28 its contact was one central part whose torque came from the
-/// tessellation's facets: the capsule spun itself up (0.029 → 0.09 J over 20 s) and wandered
-/// 0.86 m; at rest it started moving by itself. Now the pair gets four parts with lever arms,
-/// their forces on the capsule's axis (`aim_at_axis` in `contact/primitive_pairs.rs`), as the
-/// closed form against a half-space has them: measured 1.6e-11 J, 0.13 mm.
+/// A capsule (r = 5 cm, 30 cm long, 2.1 kg) lying on a static box floor (primitive cuboid) comes
+/// to rest: kinetic energy below 1e-6 J over the last 10 s of 20 and less than 1 cm of travel
+/// (issue 28), in twelve turns about the vertical (steps of 0.13 rad) from each of two starts:
+/// placed 1 cm up with a small roll end over end (0.3 rad/s), and at rest where a ragdoll's
+/// forearm landed on the machines demo's stairs (axis tilted 0.6°, lower end 1.8 mm deep).
+///
+/// Until 2026-11-28 its contact was one central part whose torque came from the tessellation's
+/// facets: the capsule spun itself up (0.029 → 0.09 J over 20 s) and wandered 0.86 m; at rest it
+/// started moving by itself. Then the pair got four parts with lever arms, their forces on the
+/// capsule's axis (`aim_at_axis` in `contact/primitive_pairs.rs`): 1.6e-11 J, 0.13 mm along Y.
+/// The landed start, first tested 2026-11-29 (sixteenth session), failed turned by 0.91 rad
+/// (1.7e-2 J in the last 10 s, 11 mm of travel; the others 5e-12–8e-10 J): the tessellation's
+/// overlap with the floor was at whichever end was lower by nanoradians, its parts sat there,
+/// and the capsule tipped onto the other end within the step and back, a seesaw of period four
+/// steps (the forearm itself, at the end of its arm with angular damping, rocked at a mean
+/// 0.66 rad/s for as long as it ran and kept the ragdoll awake). A piece lying within a
+/// cuboid's face now takes that face as a plane (`face_contact`), its parts spanning the strip
+/// it lies on: measured at most 2.7e-11 J and 0.2 mm of travel in all 24 runs.
 #[test]
 fn capsule_lying_on_a_box_floor_comes_to_rest() {
-    let mut sim = Simulation::new(SimulationSettings {
-        sleep: SleepSettings::NEVER,
-        ..Default::default()
-    })
-    .unwrap();
-    let floor = Shape::from(Primitive::cuboid(DVec3::new(6.0, 6.0, 0.25)).unwrap());
-    let material = Material::new(0.8, 0.0);
-    let body = Body::fixed(DVec3::new(0.0, 0.0, -0.25), DQuat::IDENTITY)
-        .unwrap()
-        .with_material(material);
-    sim.insert(body, Some(BodyShape::from_shape(floor)))
+    for k in 0..24 {
+        // Even: placed 1 cm up, rolling; odd: at rest where a ragdoll's forearm landed on the
+        // machines demo's stairs (its axis tilted 0.6°, its lower end 1.8 mm into the floor),
+        // turned about the vertical through its centre.
+        let turn = DQuat::from_rotation_z(0.13 * (k / 2) as f64);
+        let (floor_top, start, orientation, spin) = if k % 2 == 0 {
+            let spin = turn * DVec3::new(0.3, 0.0, 0.0);
+            (0.0, DVec3::new(0.0, 0.0, 0.06), turn, spin)
+        } else {
+            let landed = DQuat::from_xyzw(
+                -0.1328393646367064,
+                -0.03943479851026281,
+                0.9593884614771706,
+                -0.24570791573296685,
+            );
+            let at = DVec3::new(
+                -0.34054001168698206,
+                -0.22116279899251684,
+                0.2492201896137707,
+            );
+            (0.2, at, turn * landed, DVec3::ZERO)
+        };
+        let mut sim = Simulation::new(SimulationSettings {
+            sleep: SleepSettings::NEVER,
+            ..Default::default()
+        })
         .unwrap();
-    let capsule = Shape::from(Primitive::capsule(0.1, 0.05).unwrap());
-    let start = DVec3::new(0.0, 0.0, 0.06);
-    let body = Body::dynamic(&capsule.mass_at(1000.0).unwrap(), start, DQuat::IDENTITY)
-        .unwrap()
-        .with_material(material)
-        .with_velocity(DVec3::ZERO, DVec3::new(0.3, 0.0, 0.0));
-    let h = sim
-        .insert(body, Some(BodyShape::from_shape(capsule)))
-        .unwrap();
-    let mut late_energy = 0.0f64;
-    for step in 0..1200 {
-        sim.step();
-        if step >= 600 {
-            late_energy = late_energy.max(sim.kinetic_energy());
+        let floor = Shape::from(Primitive::cuboid(DVec3::new(6.0, 6.0, 0.25)).unwrap());
+        let material = Material::new(0.8, 0.0);
+        let body = Body::fixed(DVec3::new(0.0, 0.0, floor_top - 0.25), DQuat::IDENTITY)
+            .unwrap()
+            .with_material(material);
+        sim.insert(body, Some(BodyShape::from_shape(floor)))
+            .unwrap();
+        let capsule = Shape::from(Primitive::capsule(0.1, 0.05).unwrap());
+        let body = Body::dynamic(&capsule.mass_at(1000.0).unwrap(), start, orientation)
+            .unwrap()
+            .with_material(material)
+            .with_velocity(DVec3::ZERO, spin);
+        let h = sim
+            .insert(body, Some(BodyShape::from_shape(capsule)))
+            .unwrap();
+        let mut late_energy = 0.0f64;
+        for step in 0..1200 {
+            sim.step();
+            if step >= 600 {
+                late_energy = late_energy.max(sim.kinetic_energy());
+            }
         }
+        let travel = (sim.body(h).unwrap().position - start).truncate().length();
+        eprintln!(
+            "capsule {k} turned {:.2} rad: kinetic energy up to {late_energy:.3e} J over the \
+             last 10 s, travel {travel:.3e} m",
+            0.13 * (k / 2) as f64
+        );
+        assert!(
+            late_energy < 1e-6,
+            "case {k}: still moving: {late_energy} J"
+        );
+        assert!(travel < 0.01, "case {k}: wandered {travel} m");
     }
-    let travel = (sim.body(h).unwrap().position - start).truncate().length();
-    eprintln!(
-        "capsule: kinetic energy up to {late_energy:.3e} J over the last 10 s, travel {travel:.3e} m"
-    );
-    assert!(late_energy < 1e-6, "still moving: {late_energy} J");
-    assert!(travel < 0.01, "wandered {travel} m");
 }
 
 /// A 20 cm cube (primitive cuboid, 4 kg) resting on a primitive box floor stays at rest: from
@@ -741,31 +777,33 @@ fn placed_sink(floor: Shape, shape: Shape, z: f64, turn: DQuat, steps: usize) ->
 }
 
 /// Bodies placed at rest exactly touching a floor, as a level designer places props, do not
-/// sink: over 1 s the centre never goes more than the volume slop (0.1 mm,
-/// `SolverSettings::volume_slop_depth`) below where it was placed. A primitive cube on a
-/// primitive floor, a mesh cube on a mesh slab, a primitive cube on a mesh slab, a primitive ball
-/// and a lying capsule on a primitive floor. The capsule–cuboid pair's contact is that of the
-/// capsule's inscribed tessellation (`contact::primitive_pairs`), which lies up to 0.27 mm inside
-/// the capsule's surface here: the capsule may sink by that much more (measured: exactly that
-/// over its first second, as placed). Turned about the vertical it does not stay there: it
-/// rests on a flat strip of its tessellation at a depth of nanometres, where the region that
-/// overlaps (and so where its parts sit) is set by tilts of nanoradians and wanders along the
-/// strip until it holds one end only, and the capsule tips onto the other. Over 4 s, turned in
-/// twelve steps of 0.13 rad, it sinks at most the resting bound of 1 mm (issue 28): measured
-/// 0.27–0.75 mm, the unturned pose 0.27 mm (2026-11-29, fifteenth session; the rocking is
-/// open).
+/// sink: over 1 s the contact's deepest point never goes more than the volume slop (0.1 mm of
+/// mean depth, `SolverSettings::volume_slop_depth`, times the contact's ratio of deepest to mean
+/// depth: 3/2 for a lying capsule, 2 for a ball) below where it was placed. A primitive cube on
+/// a primitive floor, a mesh cube on a mesh slab, a primitive cube on a mesh slab, a primitive
+/// ball and a lying capsule on a primitive floor; the capsule also turned about the vertical in
+/// twelve steps of 0.13 rad, for 4 s. Measured (2026-11-29, sixteenth session): the capsule
+/// 0.113 mm in every pose; the others below 33 µm.
+///
+/// Until that day the capsule–cuboid pair took the tessellation route (the capsule's inscribed
+/// tessellation lies up to 0.27 mm inside its surface here, which the test allowed): turned,
+/// it rested on a flat strip of its tessellation at a depth of nanometres, where the region
+/// that overlapped (and so where its parts sat) was set by tilts of nanoradians and wandered
+/// along the strip until it held one end only, and the capsule tipped onto the other: it sank
+/// 0.27–0.75 mm. Now a piece lying within a cuboid's face takes the face as a plane
+/// (`contact::primitive_pairs`, `face_contact`): the exact capsule on a plane.
 /// Two cubes stacked, each placed touching the one below, sink at most 1 mm: measured, mesh
-/// cubes 3.9 and 26 µm; primitive cubes 0.10 and 0.44 mm (the upper one jitters for ten steps
-/// after the third, as the pair's speculative rows give way to its overlap, then rests 0.13 mm
-/// down); before the look ahead below the upper primitive cube fell 1.7 mm in the first step
-/// and 6.1 mm in the second.
+/// cubes 3.9 and 26 µm; primitive cubes 2.4 and 30 µm (0.10 and 0.44 mm before the face
+/// contact: the upper one jittered for ten steps as the pair's speculative rows gave way to
+/// its overlap, then rested 0.13 mm down); before the look ahead below the upper primitive cube
+/// fell 1.7 mm in the first step and 6.1 mm in the second.
 ///
 /// Until 2026-11-29 the primitive cube sank 1.7 mm in its first step (a touching pair has no
 /// overlap, so no contact, and a body at rest did not look ahead: it fell for a whole step before
 /// its contact was found) and was then pushed back out. Now a pair at rest and not in contact
 /// looks ahead where the step's gravity carries it (`contact::speculative`, `resting_samples`).
-/// With that look ahead switched off the primitive cube, ball and capsule fail here (each sank
-/// 1.70 mm).
+/// With that look ahead switched off the primitive cube, ball and capsule failed here then
+/// (each sank 1.70 mm; not measured since the face contact).
 #[test]
 fn bodies_placed_exactly_touching_do_not_sink() {
     let prim = |p: Primitive| Shape::from(p);
@@ -773,57 +811,50 @@ fn bodies_placed_exactly_touching_do_not_sink() {
     let mesh_cube = || Shape::Mesh(shape(cuboid(Vec3::splat(0.1)).unwrap()));
     let prim_floor = || prim(Primitive::cuboid(DVec3::new(5.0, 1.0, 0.25)).unwrap());
     let mesh_floor = || Shape::Mesh(shape(cuboid(Vec3::new(3.0, 3.0, 0.25)).unwrap()));
-    // The depth by which a primitive's inscribed tessellation lies inside its lowest point.
-    let inset = |s: &Shape| match s {
-        Shape::Primitive(p) => {
-            let low = p.local_box().0.z;
-            let tess = p.tessellation().unwrap().solid().vertices().iter();
-            tess.map(|v| v.z as f64).fold(f64::INFINITY, f64::min) - low
-        }
-        _ => 0.0,
-    };
-    // Name, body, floor, the body's centre height, and whether its pair with the floor takes
-    // the tessellation route (only the capsule's does).
-    let cases: [(&str, Shape, Shape, f64, bool); 5] = [
+    // Name, body, floor, the body's centre height, and the ratio of the contact's deepest
+    // point to its mean depth (the volume slop is a mean depth, `V / |∇V|`): 1 for a flat face,
+    // 3/2 for a lying cylinder's cap (a circular segment's area is 2/3 of its width times its
+    // depth), 2 for a ball's (a spherical cap's volume is about half its area times its depth).
+    let cases: [(&str, Shape, Shape, f64, f64); 5] = [
         (
             "primitive cube on a primitive floor",
             prim_cube(),
             prim_floor(),
             0.1,
-            false,
+            1.0,
         ),
         (
             "mesh cube on a mesh slab",
             mesh_cube(),
             mesh_floor(),
             0.1,
-            false,
+            1.0,
         ),
         (
             "primitive cube on a mesh slab",
             prim_cube(),
             mesh_floor(),
             0.1,
-            false,
+            1.0,
         ),
         (
             "primitive ball on a primitive floor",
             prim(Primitive::sphere(0.1).unwrap()),
             prim_floor(),
             0.1,
-            false,
+            2.0,
         ),
         (
             "lying capsule on a primitive floor",
             prim(Primitive::capsule(0.1, 0.05).unwrap()),
             prim_floor(),
             0.05,
-            true,
+            1.5,
         ),
     ];
     let mut failures = Vec::new();
-    for (name, body_shape, floor, z, tessellated) in cases {
-        let allowed = 1e-4 + if tessellated { inset(&body_shape) } else { 0.0 };
+    for (name, body_shape, floor, z, ratio) in cases {
+        let allowed = 1e-4 * ratio;
         let (first, deepest) = placed_sink(floor, body_shape, z, DQuat::IDENTITY, 60);
         eprintln!(
             "{name}: sank {first:.3e} m in the first step, {deepest:.3e} m at most over 1 s \
@@ -837,10 +868,10 @@ fn bodies_placed_exactly_touching_do_not_sink() {
     let mut capsule = Vec::new();
     for k in 0..12 {
         let shape = prim(Primitive::capsule(0.1, 0.05).unwrap());
-        let allowed = 1e-4 + inset(&shape);
+        let allowed = 1.5e-4;
         let turn = DQuat::from_rotation_z(0.13 * k as f64);
         let (first, deepest) = placed_sink(prim_floor(), shape, 0.05, turn, 240);
-        if first > allowed || deepest > 1e-3 {
+        if first > allowed || deepest > allowed {
             failures.push(format!(
                 "capsule turned {k}: sank {first} m, then {deepest} m"
             ));
