@@ -31,6 +31,15 @@
 //! curved side's centre or axis ([`aim_at_axis`]). Feature keys number
 //! the regions by `(part of a, part of b, region)`, stable while the same parts touch.
 //!
+//! **A piece lying on a cuboid's face.** A capsule, cylinder or cuboid whose whole projection
+//! lies within the face of a cuboid it reaches least deep below (a box floor, a stair's tread,
+//! a crate's lid; of two cuboids the larger is the floor) takes that face as a half-space's
+//! plane, below: its parts come from the raised cap and span the strip or face it lies on, and
+//! it gets speculative parts within its margin before the two touch ([`face_contact`]; the
+//! narrow phase reports such a pair as speculative). The routes in the table above keep edges,
+//! corners and overhangs; there a lying capsule's tessellated region still sits where the two
+//! overlap now (open: a forearm across a tread's edge rocks).
+//!
 //! **Half-spaces.** As for a mesh (`volume_stage`), each part near or below the plane (within
 //! its speculative margin `δ`) gets four parts from the cap below the plane raised by `δ`, so they
 //! exist, stay put while a face lands, tilts and rests, and give speculative constraints before
