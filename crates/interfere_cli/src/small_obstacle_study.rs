@@ -622,8 +622,11 @@ mod tests {
     /// ideal, one of them 52 mm, and that one lands off its lane), with a median rebound of
     /// 0.224 m/s (1.22 times the ideal 0.183); uniform deflects 2 of 16 (an x line through the bump's 4 × 2 mm
     /// cross-section: 8 % of shifts), both like the ideal, and passes untouched in the other 14.
-    /// The bounds below hold those counts with a margin and fail if adaptive no longer deflects
-    /// more often. The exact volume (the default contact) at the same lane offsets slides back
+    /// Since 2026-11-29 (sixteenth session), when a moving body's broad-phase box was grown by
+    /// its speculative margin (a pair lifted apart keeps its contact while within it), adaptive
+    /// bounces like the ideal in 12 and three rise more than twice the ideal (median rebound
+    /// still 0.224 m/s); the exact volume is unchanged, within 10 % at all 16 (0.995–1.085).
+    /// The bounds below hold those counts and fail if adaptive no longer deflects more often. The exact volume (the default contact) at the same lane offsets slides back
     /// within 10 % of the ideal at all 16 (ratio 0.995–1.085 since 2026-11-29, thirteenth session;
     /// 0.987–1.081 on 2026-11-28).
     #[test]
@@ -681,7 +684,7 @@ mod tests {
             a.deflected
         );
         assert!(
-            a.like_ideal >= 13,
+            a.like_ideal >= 12,
             "adaptive like the ideal {} of 16",
             a.like_ideal
         );
