@@ -1113,7 +1113,8 @@ fn bad_twist_limits_are_refused() {
 /// the contact moves it), so variants are compared on these 24 rather than on the demo's one.
 /// Measured 2026-11-29 (sixteenth session; see docs/benchmarks.md, "A ragdoll on stairs"):
 /// 21 of 24 before, 22 of 24 after the broad phase's margin and the face contact of a piece
-/// lying on a cuboid; the two left rock on a tread's edge. `cargo test -p interfere_dynamics
+/// lying on a cuboid (overhangs sampled); one of the two left traced to a forearm in the corner
+/// between the ground and the lowest riser. `cargo test -p interfere_dynamics
 /// --release --lib -- --ignored --nocapture stairs_ragdoll_survey`.
 #[test]
 #[ignore = "experiment; run in release with --nocapture"]
