@@ -781,7 +781,7 @@ fn primitive_on_plane(
             _ => 0.0,
         }
     };
-    let parts = Vec::new();
+    let mut parts = Vec::new();
     // The cap below the plane raised by the margin (as for a mesh), whose region the parts
     // come from, its volume, the area of its section at half the margin, and the volume below
     // the plane itself for the totals: closed forms, or, on a face the primitive overhangs,
@@ -818,10 +818,8 @@ fn primitive_on_plane(
             (real, cap.region, cap.volume, cap.half_area)
         }
     };
-    let mut parts = parts;
-    let region = &region;
     let total_area = region.area();
-    let Some(points) = quadrant_points(region, n, plane.frame, wp.rotation.x_axis) else {
+    let Some(points) = quadrant_points(&region, n, plane.frame, wp.rotation.x_axis) else {
         return Ok(Some((real, parts)));
     };
     let depths: Vec<f64> = points.iter().map(|&q| depth(q)).collect();
