@@ -42,7 +42,8 @@ pub struct MassProperties {
     pub inertia: DMat3,
 }
 
-fn outer(a: DVec3, b: DVec3) -> DMat3 {
+/// The outer product `a bᵀ`.
+pub(crate) fn outer(a: DVec3, b: DVec3) -> DMat3 {
     DMat3::from_cols(a * b.x, a * b.y, a * b.z)
 }
 

@@ -26,7 +26,21 @@ pub fn travel(b: &Body, reach: f64, dt: f64) -> f64 {
     (b.linear_velocity.length() + b.angular_velocity.length() * reach) * dt
 }
 
-fn box_margin(b: &Body, (lo, hi): (DVec3, DVec3), dt: f64) -> f64 {
-    let margin = 0.01 * (hi - lo).min_element() + 2.0 * travel(b, (hi - lo).length(), dt);
+fn box_margin(b: &Body, lb: (DVec3, DVec3), dt: f64) -> f64 {
+    moving_margin(
+        b.linear_velocity.length(),
+        b.angular_velocity.length(),
+        lb,
+        dt,
+    )
+}
+
+/// The speculative margin of a shape with local box `(lo, hi)` moving at `speed` and turning at
+/// `spin` (its own velocity, or its velocity relative to what it meets): 1 % of its thinnest
+/// extent plus twice the distance its fastest point travels in `dt` ([`travel`]); 0 when that is
+/// not finite.
+pub fn moving_margin(speed: f64, spin: f64, (lo, hi): (DVec3, DVec3), dt: f64) -> f64 {
+    let travel = (speed + spin * (hi - lo).length()) * dt;
+    let margin = 0.01 * (hi - lo).min_element() + 2.0 * travel;
     if margin.is_finite() { margin } else { 0.0 }
 }

@@ -62,7 +62,8 @@
 //! ([`crate::contact::parts::half_space`]), with the part's own margin.
 
 use crate::body::Body;
-use crate::collision::margin::shape_margin;
+use crate::body::mass::outer;
+use crate::collision::margin::{moving_margin, shape_margin};
 use crate::collision::shape::{HalfSpace, MeshShape, PrimitiveShape, Shape};
 use crate::contact::parts::exact::{capped_parts, exact_parts, exact_totals, feature_key};
 use crate::contact::parts::half_space::mesh_plane_contact;
@@ -909,12 +910,10 @@ fn face_contact(
             - bf.angular_velocity.cross(wp.translation - bf.position);
         let spin = (bp.angular_velocity - bf.angular_velocity).length();
         let (lo, hi) = p.local_box();
-        let travel = (v.length() + spin * (hi - lo).length()) * input.dt;
-        let margin = 0.01 * (hi - lo).min_element() + 2.0 * travel;
         let mover = Mover {
             approach: (-n.dot(v)).max(0.0),
             spin,
-            margin: if margin.is_finite() { margin } else { 0.0 },
+            margin: moving_margin(v.length(), spin, (lo, hi), input.dt),
             size: (hi - lo).min_element(),
         };
         let plane = Plane {
@@ -1078,8 +1077,8 @@ fn sampled_cap(
         lo_hi(|c| c.1, dv, rect.v_range),
     );
     let cell = du * dv;
-    let outer = |a: DVec3| DMat3::from_cols(a * a.x, a * a.y, a * a.z);
-    let own = outer(u) * (cell * du * du / 12.0) + outer(v) * (cell * dv * dv / 12.0);
+    let square = |a: DVec3| outer(a, a);
+    let own = square(u) * (cell * du * du / 12.0) + square(v) * (cell * dv * dv / 12.0);
     let (mut area, mut first, mut second, mut volume) = (0.0, DVec3::ZERO, DMat3::ZERO, 0.0);
     let (mut half_area, mut real_volume, mut real_area, mut real_first) =
         (0.0, 0.0, 0.0, DVec3::ZERO);
@@ -1087,7 +1086,7 @@ fn sampled_cap(
         let q = u * a + v * b + n * raised;
         area += cell;
         first += q * cell;
-        second += outer(q) * cell + own;
+        second += square(q) * cell + own;
         volume += cell * d;
         if d > 0.5 * delta {
             half_area += cell;
@@ -1102,7 +1101,7 @@ fn sampled_cap(
         return None;
     }
     let centroid = first / area;
-    let about = second - outer(centroid) * area;
+    let about = second - square(centroid) * area;
     Some(SampledCap {
         region: interfere_geometry::PlanarRegion {
             centroid,
