@@ -641,6 +641,8 @@ impl Simulation {
                 .map(|p| !(sensor(p.a) || sensor(p.b))),
         );
         self.run_hook();
+        self.world
+            .set_solver_threads(self.settings.contact.thread_count());
         self.world.step(&mut (
             (
                 LatentSource {

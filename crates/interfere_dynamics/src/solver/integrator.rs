@@ -130,6 +130,11 @@ impl Integrator {
         }
     }
 
+    /// Threads for the solver's contact sweeps (the results do not depend on it).
+    pub(crate) fn set_solver_threads(&mut self, threads: usize) {
+        self.solver.threads = threads;
+    }
+
     /// What the solver's velocity phase did since the last call.
     pub(crate) fn take_solver_work(&mut self) -> crate::solver::SolverWork {
         self.solver.take_work()

@@ -51,7 +51,7 @@ struct Coupled {
     eff: f64,
 }
 
-fn moves(b: &SBody) -> bool {
+pub(super) fn moves(b: &SBody) -> bool {
     b.inv_mass != DVec3::ZERO
         || b.inv_inertia.x_axis != DVec3::ZERO
         || b.inv_inertia.y_axis != DVec3::ZERO

@@ -24,12 +24,16 @@
 //!
 //! Warm starting caches the accumulated normal impulse and the world-space friction impulse by
 //! `(body a, body b, feature key)`; it is looked up, never iterated, so the solver is
-//! deterministic.
+//! deterministic. A substep with many contacts has them coloured (`colouring`: no two of a
+//! colour move one body) and swept colour by colour, alternately forward and backward, on every
+//! core (`sweeps`), with the same bits for any thread count.
 
+mod colouring;
 pub(crate) mod integrator;
 mod joint_block;
 pub(crate) mod joint_rows;
 pub(crate) mod sleeping;
+mod sweeps;
 
 use crate::body::Body;
 use crate::contact::{BodyId, Contacts};
@@ -37,6 +41,7 @@ use interfere_geometry::glam::{DMat3, DQuat, DVec3};
 use interfere_geometry::key_hash::KeyMap;
 use joint_rows::{JointRow, JointSlot};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Solver parameters.
 ///
@@ -124,12 +129,16 @@ type Key = (BodyId, BodyId, u64, u8);
 /// axis (zero along a locked axis) and the inverse inertia is projected on the free rotation
 /// axes (see [`Body::effective_inv_inertia_world`]), so no constraint moves a body along a
 /// locked axis.
+///
+/// What a velocity sweep reads and writes (`v`, `w`, the inverse mass and inertia) comes first,
+/// in one place.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct SBody {
-    inv_mass: DVec3,
-    inv_inertia: DMat3,
     v: DVec3,
     w: DVec3,
+    inv_mass: DVec3,
+    inv_inertia: DMat3,
     dx: DVec3,
     dtheta: DVec3,
 }
@@ -149,6 +158,11 @@ impl SBody {
 
 /// One scalar constraint direction for a pair: impulse `λ` applies `(lin, ang_b)` to b and
 /// `(−lin, −ang_a)` to a, where the angular parts are `r × lin` for a point row.
+///
+/// (Keeping `I⁻¹ ang` beside the row instead of multiplying by the inverse inertia at each
+/// impulse was tried twice, in the eleventh and the seventeenth sessions: a seventh of the box
+/// pile's sweep time, but the same arithmetic in another order left two of the eight tori of
+/// `resting_tori_fall_asleep_on_a_slab` rocking; not kept while their rocking is open.)
 #[derive(Clone, Copy, Debug, Default)]
 struct Row {
     lin: DVec3,
@@ -211,16 +225,18 @@ impl Row {
     }
 }
 
+/// A contact's rows and impulses: what the sweeps read and write (the rest is its
+/// [`ConstraintInfo`]).
 #[derive(Clone, Copy, Debug)]
 struct Constraint {
     a: usize,
     b: usize,
-    key: Key,
+    /// Whether body a, and body b, moves (`joint_block::moves`): only those are written.
+    moves_a: bool,
+    moves_b: bool,
     /// Normal row (points: along n; volumes: along −∂V/∂q so that λ ≥ 0 pushes apart).
     normal: Row,
     tangents: [Row; 2],
-    /// World directions of the tangent rows (for caching the friction impulse).
-    tangent_dirs: [DVec3; 2],
     /// Target rates of the tangent rows (a hook's surface velocity; 0 otherwise).
     tangent_targets: [f64; 2],
     /// Scale from λ to the normal force magnitude used in the friction clamp.
@@ -237,6 +253,14 @@ struct Constraint {
     delta: f64,
 }
 
+/// What the warm start needs of a contact beside its [`Constraint`].
+#[derive(Clone, Copy, Debug)]
+struct ConstraintInfo {
+    key: Key,
+    /// World directions of the tangent rows (for caching the friction impulse).
+    tangent_dirs: [DVec3; 2],
+}
+
 /// The contact solver and its warm-start cache.
 #[derive(Clone, Debug, Default)]
 pub struct Solver {
@@ -244,6 +268,13 @@ pub struct Solver {
     pub settings: SolverSettings,
     cache: KeyMap<Key, Cached>,
     constraints: Vec<Constraint>,
+    infos: Vec<ConstraintInfo>,
+    colours: colouring::Colours,
+    /// Threads for the contact sweeps (0 or 1: the calling thread alone); the results do not
+    /// depend on it (`colouring`).
+    pub(crate) threads: usize,
+    pool: sweeps::SweepPool,
+    positions: Vec<DVec3>,
     joint_rows: Vec<JointRow>,
     joint_blocks: Vec<joint_block::Block>,
     sbodies: Vec<SBody>,
@@ -445,6 +476,7 @@ impl Solver {
             dtheta: DVec3::ZERO,
         }));
         self.constraints.clear();
+        self.infos.clear();
         let nb = bodies.len();
         let valid = |a: usize, b: usize| {
             a < nb && b < nb && a != b && (bodies[a].is_dynamic() || bodies[b].is_dynamic())
@@ -489,13 +521,17 @@ impl Solver {
                 m.restitution,
             );
             let mu = m.friction_at(tangential0, s.static_friction_threshold);
+            self.infos.push(ConstraintInfo {
+                key: (ia, ib, c.feature, 0),
+                tangent_dirs: [t1, t2],
+            });
             self.constraints.push(Constraint {
                 a: ia,
                 b: ib,
-                key: (ia, ib, c.feature, 0),
+                moves_a: joint_block::moves(sa),
+                moves_b: joint_block::moves(sb),
                 normal,
                 tangents,
-                tangent_dirs: [t1, t2],
                 tangent_targets: [t1.dot(slide), t2.dot(slide)],
                 normal_scale: 1.0,
                 inv_normal_scale: 1.0,
@@ -560,13 +596,17 @@ impl Solver {
             let hits = c.volume >= 0.0 || u_now * h <= c.volume;
             let threshold = s.restitution_threshold * glen;
             let target = bounce_target(base, hits, u0, u_now, threshold, m.restitution);
+            self.infos.push(ConstraintInfo {
+                key: (ia, ib, c.feature, 1),
+                tangent_dirs: [t1, t2],
+            });
             self.constraints.push(Constraint {
                 a: ia,
                 b: ib,
-                key: (ia, ib, c.feature, 1),
+                moves_a: joint_block::moves(sa),
+                moves_b: joint_block::moves(sb),
                 normal,
                 tangents,
-                tangent_dirs: [t1, t2],
                 tangent_targets: [t1.dot(slide), t2.dot(slide)],
                 normal_scale: glen,
                 inv_normal_scale: 1.0 / glen,
@@ -583,6 +623,15 @@ impl Solver {
                 delta: 0.0,
             });
         }
+        self.positions.clear();
+        self.positions.extend(bodies.iter().map(|b| b.position));
+        self.colours.build(
+            &self.sbodies,
+            &self.positions,
+            &mut self.constraints,
+            &mut self.infos,
+            self.threads,
+        );
         // Joints: their rows at the start of the substep (see `joint_rows`).
         self.build_joint_rows(bodies, joints, h, false);
         if s.warm_start {
@@ -591,8 +640,8 @@ impl Solver {
         joint_block::build_blocks(&mut self.joint_rows, &self.sbodies, &mut self.joint_blocks);
         // Warm start.
         if s.warm_start {
-            for c in &mut self.constraints {
-                if let Some(cached) = self.cache.get(&c.key) {
+            for (c, info) in self.constraints.iter_mut().zip(&self.infos) {
+                if let Some(cached) = self.cache.get(&info.key) {
                     // A volume row's λ scales with 1/|∂V/∂x|: a key that now names a part with
                     // a much larger gradient (contact regions appear, vanish and renumber)
                     // would get |g'|/|g| times last step's push and launch the body. The warm
@@ -602,7 +651,7 @@ impl Solver {
                     c.lambda = (cached.normal * ratio).max(0.0);
                     c.normal.apply(&mut self.sbodies, c.a, c.b, c.lambda);
                     for k in 0..2 {
-                        let l = cached.friction.dot(c.tangent_dirs[k]);
+                        let l = cached.friction.dot(info.tangent_dirs[k]);
                         c.lambda_t[k] = l;
                         c.tangents[k].apply(&mut self.sbodies, c.a, c.b, l);
                     }
@@ -630,30 +679,105 @@ impl Solver {
             &self.joint_blocks,
         );
         let count = self.islands.count;
-        let mut active = vec![true; count];
+        let active: Vec<AtomicBool> = (0..count).map(|_| AtomicBool::new(true)).collect();
         let mut change = vec![0.0; count];
         self.work.contacts += self.constraints.len() as u64;
-        for sweep in 1..=most {
-            self.work.sweeps += 1;
-            self.velocity_sweep(&active, &mut change);
-            if sweep >= s.velocity_iterations {
-                for (on, &c) in active.iter_mut().zip(&change) {
-                    *on &= tolerance > 0.0 && c > tolerance;
+        // Large problems whose colours have shares for several threads sweep on the helpers too
+        // (`sweeps`); the same bits either way.
+        let pooled = self.threads > 1 && self.colours.any_shared();
+        let Self {
+            constraints,
+            sbodies,
+            colours,
+            islands,
+            joint_rows,
+            joint_blocks,
+            pool,
+            ..
+        } = self;
+        let has_joints = !(joint_rows.is_empty() && joint_blocks.is_empty());
+        let mut joints_sweep = |bodies: &mut [SBody], active: &[AtomicBool]| {
+            if has_joints {
+                velocity_sweep_joints(joint_blocks, joint_rows, bodies, islands, active);
+            }
+        };
+        // After `velocity_iterations` sweeps, each island goes on while its last sweep changed
+        // a contact's velocity by more than the tolerance; false once none does.
+        let go_on = |sweep: u32, active: &[AtomicBool], change: &[f64]| {
+            if sweep < s.velocity_iterations {
+                return true;
+            }
+            let mut any = false;
+            for (on, &c) in active.iter().zip(change) {
+                let still = on.load(Ordering::Relaxed) && tolerance > 0.0 && c > tolerance;
+                on.store(still, Ordering::Relaxed);
+                any |= still;
+            }
+            any
+        };
+        let (sweeps, updates) = if pooled {
+            let job = sweeps::SweepJob::new(
+                std::mem::take(constraints),
+                sbodies,
+                &islands.contacts,
+                active,
+                std::mem::take(colours),
+            );
+            let (job, counts) = pool.run(self.threads, job, |runner| {
+                let (mut sweeps, mut updates) = (0, 0);
+                for sweep in 1..=most {
+                    sweeps += 1;
+                    // The joints, then the contacts.
+                    if has_joints {
+                        let active: Vec<AtomicBool> = runner
+                            .active()
+                            .iter()
+                            .map(|a| AtomicBool::new(a.load(Ordering::Relaxed)))
+                            .collect();
+                        runner.with_bodies(sbodies, |b| joints_sweep(b, &active));
+                    }
+                    updates += runner.sweep(&mut change, sweep % 2 == 0);
+                    if !go_on(sweep, runner.active(), &change) {
+                        break;
+                    }
                 }
-                if !active.contains(&true) {
+                (sweeps, updates)
+            });
+            (*constraints, *colours) = job.finish(sbodies);
+            counts
+        } else {
+            let (mut sweeps, mut updates) = (0, 0);
+            for sweep in 1..=most {
+                sweeps += 1;
+                // The joints, then the contacts.
+                joints_sweep(sbodies, &active);
+                updates += sweeps::sweep_alone(
+                    constraints,
+                    colours,
+                    sweep % 2 == 0,
+                    sbodies,
+                    &islands.contacts,
+                    &active,
+                    &mut change,
+                );
+                if !go_on(sweep, &active, &change) {
                     break;
                 }
             }
-        }
+            (sweeps, updates)
+        };
+        self.work.sweeps += sweeps;
+        self.work.updates += updates;
         joint_rows::finish_velocities(&self.joint_rows, joints, h);
         self.cache.clear();
-        for c in &self.constraints {
+        for (c, info) in self.constraints.iter().zip(&self.infos) {
             self.cache.insert(
-                c.key,
+                info.key,
                 Cached {
                     normal: c.lambda,
                     scale: c.normal_scale,
-                    friction: c.tangent_dirs[0] * c.lambda_t[0] + c.tangent_dirs[1] * c.lambda_t[1],
+                    friction: info.tangent_dirs[0] * c.lambda_t[0]
+                        + info.tangent_dirs[1] * c.lambda_t[1],
                 },
             );
         }
@@ -662,68 +786,6 @@ impl Solver {
                 b.linear_velocity = sb.v;
                 b.angular_velocity = sb.w;
             }
-        }
-    }
-
-    /// One Gauss–Seidel sweep of the velocity phase over the islands marked `active`: the
-    /// joints, then each contact's friction (clamped to the cone of its current normal impulse)
-    /// and normal row. Sets `change[i]` to the largest change of a contact row's velocity it made
-    /// in island `i` (m/s: a volume row's rate over `|∂V/∂x|`). Kept out of line so that a
-    /// profile shows the sweeps apart from the building of the rows.
-    #[inline(never)]
-    fn velocity_sweep(&mut self, active: &[bool], change: &mut [f64]) {
-        let islands = &self.islands;
-        for (block, &isl) in self.joint_blocks.iter_mut().zip(&islands.blocks) {
-            if active[isl] {
-                block.solve(&mut self.joint_rows, &mut self.sbodies, false);
-            }
-        }
-        for (r, &isl) in self.joint_rows.iter_mut().zip(&islands.rows) {
-            if active[isl] {
-                r.solve(&mut self.sbodies, false);
-            }
-        }
-        change.fill(0.0);
-        for (c, &isl) in self.constraints.iter_mut().zip(&islands.contacts) {
-            if !active[isl] {
-                continue;
-            }
-            self.work.updates += 1;
-            let mut most = 0.0f64;
-            // Friction first, clamped by the current normal impulse. A row pair with no impulse
-            // and none allowed (no normal impulse, or no friction) stays at zero: skipped, as
-            // most speculative and separated parts are in a pile.
-            let limit = c.mu * c.lambda * c.normal_scale;
-            let old = c.lambda_t;
-            if limit > 0.0 || old != [0.0; 2] {
-                let mut new = old;
-                for k in 0..2 {
-                    let row = &c.tangents[k];
-                    let u = row.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
-                    new[k] = old[k] - (u - c.tangent_targets[k]) * row.k_inv;
-                }
-                let len = (new[0] * new[0] + new[1] * new[1]).sqrt();
-                if len > limit {
-                    let f = if len > 0.0 { limit / len } else { 0.0 };
-                    new = [new[0] * f, new[1] * f];
-                }
-                for k in 0..2 {
-                    let row = &c.tangents[k];
-                    row.apply(&mut self.sbodies, c.a, c.b, new[k] - old[k]);
-                    most = most.max((new[k] - old[k]).abs() * row.k);
-                }
-                c.lambda_t = new;
-            }
-            // Normal.
-            let u = c.normal.rate(&self.sbodies[c.a], &self.sbodies[c.b]);
-            let new_l = (c.lambda + (c.target - u) * c.normal.k_inv).max(0.0);
-            if new_l != c.lambda {
-                c.normal
-                    .apply(&mut self.sbodies, c.a, c.b, new_l - c.lambda);
-            }
-            most = most.max((new_l - c.lambda).abs() * c.normal.k * c.inv_normal_scale);
-            c.lambda = new_l;
-            change[isl] = change[isl].max(most);
         }
     }
 
@@ -787,6 +849,30 @@ impl Solver {
                         (DQuat::from_scaled_axis(sb.dtheta) * b.orientation).normalize();
                 }
             }
+        }
+    }
+}
+
+/// The joints' part of a Gauss–Seidel sweep of the velocity phase over the islands marked
+/// `active`: the joint blocks, then the single joint rows. The contacts follow
+/// (`sweeps::update_contact`: each contact's friction, clamped to the cone of its current normal
+/// impulse, then its normal row).
+fn velocity_sweep_joints(
+    blocks: &mut [joint_block::Block],
+    rows: &mut [JointRow],
+    bodies: &mut [SBody],
+    islands: &SweepIslands,
+    active: &[AtomicBool],
+) {
+    let on = |isl: usize| active[isl].load(Ordering::Relaxed);
+    for (block, &isl) in blocks.iter_mut().zip(&islands.blocks) {
+        if on(isl) {
+            block.solve(rows, bodies, false);
+        }
+    }
+    for (r, &isl) in rows.iter_mut().zip(&islands.rows) {
+        if on(isl) {
+            r.solve(bodies, false);
         }
     }
 }
