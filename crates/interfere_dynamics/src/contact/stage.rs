@@ -68,8 +68,8 @@ pub struct ContactSettings {
     pub max_rays_per_pair: u64,
     /// Report every intersecting triangle pair (otherwise the narrow phase stops at the first).
     pub all_triangle_pairs: bool,
-    /// Worker threads for per-pair work (0: every core, or `INTERFERE_THREADS`). Results do not
-    /// depend on it.
+    /// Worker threads for per-pair work and the solver's contact sweeps (0: every core, or
+    /// `INTERFERE_THREADS`). Results do not depend on it.
     pub threads: usize,
 }
 

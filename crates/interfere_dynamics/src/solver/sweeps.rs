@@ -674,3 +674,89 @@ impl PoolRunner<'_> {
         updates
     }
 }
+
+/// Which way the contact sweeps run faster on this machine, now: on the calling thread alone or
+/// with the helpers. Each way's time per contact update is kept as a running mean of its
+/// substeps; the faster is used, and the other is tried again every [`SweepTimer::RETRY`]
+/// substeps (what else runs on the cores changes). Only the time changes with the choice, never
+/// the result.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SweepTimer {
+    /// Seconds per contact update alone and with the helpers (`None`: not timed yet).
+    alone: Option<f64>,
+    helped: Option<f64>,
+    /// Substeps since the slower way was last tried.
+    since: u32,
+}
+
+impl SweepTimer {
+    /// Substeps between tries of the slower way.
+    const RETRY: u32 = 16;
+
+    /// Whether the next substep's sweeps use the helpers.
+    pub(super) fn try_helpers(&mut self) -> bool {
+        self.since += 1;
+        match (self.alone, self.helped) {
+            (_, None) => true,
+            (None, _) => false,
+            (Some(a), Some(h)) => {
+                let faster = h < a;
+                if self.since >= Self::RETRY {
+                    self.since = 0;
+                    !faster
+                } else {
+                    faster
+                }
+            }
+        }
+    }
+
+    /// Records that a substep's sweeps (`helped` or not) took `time` for `updates` contact
+    /// updates.
+    pub(super) fn record(&mut self, helped: bool, time: std::time::Duration, updates: u64) {
+        if updates == 0 {
+            return;
+        }
+        let per = time.as_secs_f64() / updates as f64;
+        let slot = if helped {
+            &mut self.helped
+        } else {
+            &mut self.alone
+        };
+        *slot = Some(slot.map_or(per, |m| 0.5 * (m + per)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The timer tries both ways first, then keeps the faster and tries the slower once every
+    /// `RETRY` substeps, and follows a change of which is faster.
+    #[test]
+    fn the_sweep_timer_keeps_the_faster_way_and_retries_the_other() {
+        let mut timer = SweepTimer::default();
+        let ms = Duration::from_millis;
+        assert!(timer.try_helpers(), "helpers tried first");
+        timer.record(true, ms(1), 1000);
+        assert!(!timer.try_helpers(), "then alone");
+        timer.record(false, ms(3), 1000);
+        let mut tries = 0;
+        for _ in 0..(4 * SweepTimer::RETRY) {
+            let helped = timer.try_helpers();
+            tries += usize::from(!helped);
+            timer.record(helped, if helped { ms(1) } else { ms(3) }, 1000);
+        }
+        assert_eq!(
+            tries, 4,
+            "alone, the slower, tried once every RETRY substeps"
+        );
+        // Helpers become slow: the timer moves to the calling thread alone.
+        for _ in 0..(4 * SweepTimer::RETRY) {
+            let helped = timer.try_helpers();
+            timer.record(helped, if helped { ms(9) } else { ms(3) }, 1000);
+        }
+        assert!(!timer.try_helpers());
+    }
+}
