@@ -161,11 +161,23 @@ impl MeshScratch {
     }
 }
 
-/// Scratch for one query.
+/// Scratch for one query: per-mesh stamped slots (sized to the meshes, valid for any meshes of
+/// those sizes) and the boundary sums' terms.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     stamp: u32,
     mesh: [MeshScratch; 2],
+    elements: Vec<Element>,
+}
+
+impl Scratch {
+    /// Whether its slots are sized for meshes of `tris` triangles, `edges` edges and `verts`
+    /// vertices (a and b), so that a query on them allocates nothing.
+    pub(crate) fn fits(&self, sizes: [(usize, usize, usize); 2]) -> bool {
+        self.mesh.iter().zip(sizes).all(|(m, (t, e, v))| {
+            m.tri_slot.len() == t && m.edge_stamp.len() == e && m.vert_stamp.len() == v
+        })
+    }
 }
 
 /// One crossing on an edge, in a linked list per edge.
@@ -284,6 +296,7 @@ fn inconsistent(what: String) -> VolumeError {
 }
 
 /// One term of a piece's boundary sums, attributed to the region of a node.
+#[derive(Debug)]
 struct Element {
     piece: u32,
     node: u32,
@@ -369,7 +382,11 @@ pub(crate) fn assemble(
         }
     }
     let mut uf: Vec<u32> = (0..crossings.len() as u32).collect();
-    let mut elements: Vec<Element> = Vec::with_capacity(4 * hits.len());
+    // Reused from query to query (a fresh vector grew by copying, and its new pages were a tenth
+    // of the nut demo's run in page faults).
+    let mut elements = std::mem::take(&mut scratch.elements);
+    elements.clear();
+    elements.reserve(4 * hits.len());
     for h in hits {
         let node = |c: &Crossing| -> Result<u32, VolumeError> {
             let (m, t, other) = if c.on_a {
@@ -681,6 +698,7 @@ pub(crate) fn assemble(
         parts[i as usize].area += el.area;
         parts[i as usize].moment += el.moment;
     }
+    scratch.elements = elements;
     for part in &parts {
         let reg = &mut regions[part.region];
         let a2 = part.area.length_squared();
