@@ -26,13 +26,14 @@
 //! `(body a, body b, feature key)`; it is looked up, never iterated, so the solver is
 //! deterministic. A substep with many contacts has them coloured (`colouring`: no two of a
 //! colour move one body) and swept colour by colour, alternately forward and backward, on every
-//! core (`sweeps`), with the same bits for any thread count.
+//! core (`sweeps`, `sweep_pool`), with the same bits for any thread count.
 
 mod colouring;
 pub(crate) mod integrator;
 mod joint_block;
 pub(crate) mod joint_rows;
 pub(crate) mod sleeping;
+mod sweep_pool;
 mod sweeps;
 
 use crate::body::Body;
@@ -273,7 +274,7 @@ pub struct Solver {
     /// Threads for the contact sweeps (0 or 1: the calling thread alone); the results do not
     /// depend on it (`colouring`).
     pub(crate) threads: usize,
-    pool: sweeps::SweepPool,
+    pool: sweep_pool::SweepPool,
     timer: sweeps::SweepTimer,
     positions: Vec<DVec3>,
     joint_rows: Vec<JointRow>,
@@ -722,7 +723,7 @@ impl Solver {
             any
         };
         let (sweeps, updates) = if pooled {
-            let job = sweeps::SweepJob::new(
+            let job = sweep_pool::SweepJob::new(
                 std::mem::take(constraints),
                 sbodies,
                 &islands.contacts,
