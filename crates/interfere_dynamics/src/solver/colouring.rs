@@ -66,7 +66,7 @@ impl Colours {
     pub(super) fn build(
         &mut self,
         bodies: &[SBody],
-        positions: &[DVec3],
+        position: impl Fn(usize) -> DVec3,
         constraints: &mut Vec<Constraint>,
         infos: &mut Vec<ConstraintInfo>,
         threads: usize,
@@ -91,15 +91,12 @@ impl Colours {
         let mut counts = vec![0usize; COLOURS + 1];
         let mut start = 0;
         while start < n {
-            let (a, b) = (constraints[start].a, constraints[start].b);
+            let c = &constraints[start];
+            let (a, b, ma, mb) = (c.a, c.b, c.moves_a, c.moves_b);
             let mut end = start + 1;
             while end < n && constraints[end].a == a && constraints[end].b == b {
                 end += 1;
             }
-            let (ma, mb) = (
-                joint_block::moves(&bodies[a]),
-                joint_block::moves(&bodies[b]),
-            );
             let taken = if ma { self.used[a] } else { 0 } | if mb { self.used[b] } else { 0 };
             let colour = (!taken).trailing_zeros() as usize;
             if colour < COLOURS {
@@ -119,7 +116,7 @@ impl Colours {
         // body's velocity stays in one core's cache from colour to colour; colours too small
         // to share, and the last (serial) one, go whole to the first thread.
         self.serial = counts[COLOURS] > 0;
-        self.group_bodies(bodies, positions, t);
+        self.group_bodies(bodies, position, t);
         let shared = |colour: usize, count: usize| colour < COLOURS && count >= SHARE_MIN * t;
         // Stable counting sort by (colour, thread). Within a colour the order does not change
         // the result (see the module documentation), so the thread count may choose it.
@@ -167,7 +164,7 @@ impl Colours {
 
     /// Sets `group[i]` for each moving body: the slab of `t` along the axis the moving bodies
     /// spread most along, each slab holding as many bodies.
-    fn group_bodies(&mut self, bodies: &[SBody], positions: &[DVec3], t: usize) {
+    fn group_bodies(&mut self, bodies: &[SBody], position: impl Fn(usize) -> DVec3, t: usize) {
         self.group.clear();
         self.group.resize(bodies.len(), 0);
         if t <= 1 {
@@ -178,7 +175,7 @@ impl Colours {
             .extend((0..bodies.len()).filter(|&i| joint_block::moves(&bodies[i])));
         let (lo, hi) = self.moving.iter().fold(
             (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-            |(lo, hi), &i| (lo.min(positions[i]), hi.max(positions[i])),
+            |(lo, hi), &i| (lo.min(position(i)), hi.max(position(i))),
         );
         let spread = hi - lo;
         let axis = if spread.x >= spread.y && spread.x >= spread.z {
@@ -190,8 +187,8 @@ impl Colours {
         };
         // Ties (and NaN) by index, so that the slabs depend on the positions' bits only.
         self.moving.sort_by(|&i, &j| {
-            positions[i][axis]
-                .total_cmp(&positions[j][axis])
+            position(i)[axis]
+                .total_cmp(&position(j)[axis])
                 .then(i.cmp(&j))
         });
         let m = self.moving.len().max(1);
@@ -242,12 +239,12 @@ mod tests {
         }
     }
 
-    fn contact(a: usize, b: usize, tag: f64) -> Constraint {
+    fn contact(bodies: &[SBody], a: usize, b: usize, tag: f64) -> Constraint {
         Constraint {
             a,
             b,
-            moves_a: true,
-            moves_b: true,
+            moves_a: joint_block::moves(&bodies[a]),
+            moves_b: joint_block::moves(&bodies[b]),
             normal: Row::default(),
             tangents: [Row::default(); 2],
             tangent_targets: [0.0; 2],
@@ -290,7 +287,7 @@ mod tests {
                 }
                 for _ in 0..rng.random_range(1..6) {
                     tag += 1.0;
-                    built.push(contact(a.min(b), a.max(b), tag));
+                    built.push(contact(&bodies, a.min(b), a.max(b), tag));
                 }
             }
             assert!(built.len() >= COLOURED_MIN);
@@ -304,7 +301,13 @@ mod tests {
                     })
                     .collect();
                 let mut colours = Colours::default();
-                colours.build(&bodies, &positions, &mut constraints, &mut infos, threads);
+                colours.build(
+                    &bodies,
+                    |i| positions[i],
+                    &mut constraints,
+                    &mut infos,
+                    threads,
+                );
                 // Nothing lost, each info still beside its contact.
                 let mut tags: Vec<u64> = constraints.iter().map(|c| c.target as u64).collect();
                 tags.sort_unstable();

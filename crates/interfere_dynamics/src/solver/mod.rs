@@ -147,14 +147,35 @@ struct SBody {
 impl SBody {
     #[inline(always)]
     fn apply(&mut self, lin: DVec3, ang: DVec3) {
-        self.v += lin * self.inv_mass;
-        self.w += self.inv_inertia * ang;
+        kick(
+            &mut self.v,
+            &mut self.w,
+            self.inv_mass,
+            self.inv_inertia,
+            lin,
+            ang,
+        );
     }
     #[inline(always)]
     fn displace(&mut self, lin: DVec3, ang: DVec3) {
-        self.dx += lin * self.inv_mass;
-        self.dtheta += self.inv_inertia * ang;
+        kick(
+            &mut self.dx,
+            &mut self.dtheta,
+            self.inv_mass,
+            self.inv_inertia,
+            lin,
+            ang,
+        );
     }
+}
+
+/// Adds to a body's velocity `(v, w)` (or its displacement) what an impulse `(lin, ang)` changes
+/// it by: `lin m⁻¹` and `I⁻¹ ang` (`SBody::apply`, `SBody::displace` and the sweeps'
+/// `sweeps::update_contact` alike, so that they give the same bits).
+#[inline(always)]
+fn kick(v: &mut DVec3, w: &mut DVec3, inv_mass: DVec3, inv_inertia: DMat3, lin: DVec3, ang: DVec3) {
+    *v += lin * inv_mass;
+    *w += inv_inertia * ang;
 }
 
 /// One scalar constraint direction for a pair: impulse `λ` applies `(lin, ang_b)` to b and
@@ -205,14 +226,19 @@ impl Row {
     fn point(d: DVec3, ra: DVec3, rb: DVec3, a: &SBody, b: &SBody) -> Self {
         Self::new(d, ra.cross(d), rb.cross(d), a, b)
     }
+    /// Rate of the row for the velocities (or displacements) `(v, w)` of a and of b.
+    #[inline(always)]
+    fn rate_of(&self, (va, wa): (DVec3, DVec3), (vb, wb): (DVec3, DVec3)) -> f64 {
+        self.lin.dot(vb - va) + self.ang_b.dot(wb) - self.ang_a.dot(wa)
+    }
     /// Rate of the constraint (relative velocity along the row).
     #[inline(always)]
     fn rate(&self, a: &SBody, b: &SBody) -> f64 {
-        self.lin.dot(b.v - a.v) + self.ang_b.dot(b.w) - self.ang_a.dot(a.w)
+        self.rate_of((a.v, a.w), (b.v, b.w))
     }
     #[inline(always)]
     fn rate_pos(&self, a: &SBody, b: &SBody) -> f64 {
-        self.lin.dot(b.dx - a.dx) + self.ang_b.dot(b.dtheta) - self.ang_a.dot(a.dtheta)
+        self.rate_of((a.dx, a.dtheta), (b.dx, b.dtheta))
     }
     #[inline(always)]
     fn apply(&self, bodies: &mut [SBody], ia: usize, ib: usize, l: f64) {
@@ -276,7 +302,6 @@ pub struct Solver {
     pub(crate) threads: usize,
     pool: sweep_pool::SweepPool,
     timer: sweeps::SweepTimer,
-    positions: Vec<DVec3>,
     joint_rows: Vec<JointRow>,
     joint_blocks: Vec<joint_block::Block>,
     sbodies: Vec<SBody>,
@@ -625,11 +650,9 @@ impl Solver {
                 delta: 0.0,
             });
         }
-        self.positions.clear();
-        self.positions.extend(bodies.iter().map(|b| b.position));
         self.colours.build(
             &self.sbodies,
-            &self.positions,
+            |i| bodies[i].position,
             &mut self.constraints,
             &mut self.infos,
             self.threads,
@@ -684,13 +707,13 @@ impl Solver {
         let active: Vec<AtomicBool> = (0..count).map(|_| AtomicBool::new(true)).collect();
         let mut change = vec![0.0; count];
         self.work.contacts += self.constraints.len() as u64;
-        // Large problems whose colours have shares for several threads sweep on the helpers too
-        // (`sweeps`); the same bits either way.
-        // Whether helpers pay depends on the machine and on what else runs (measured: the
-        // 300-box pile's solver 1.26 times faster on two threads here, the 200-mesh heap's 1.65
-        // times slower inside the Bevy app), so the solver times both ways and takes the faster
-        // (`sweeps::SweepTimer`); the bits are the same either way.
-        let pooled = self.threads > 1 && self.colours.any_shared() && self.timer.try_helpers();
+        // Large problems whose colours have shares for several threads may sweep on the helpers
+        // too (`sweep_pool`). Whether they pay depends on the machine and on what else runs
+        // (measured: the 300-box pile's solver 1.26 times faster on two threads here, the
+        // 200-mesh heap's 1.65 times slower inside the Bevy app), so the solver times both ways
+        // and takes the faster (`sweeps::SweepTimer`); the bits are the same either way.
+        let shareable = self.colours.any_shared();
+        let pooled = shareable && self.timer.try_helpers();
         let started = std::time::Instant::now();
         let Self {
             constraints,
@@ -730,18 +753,13 @@ impl Solver {
                 active,
                 std::mem::take(colours),
             );
-            let (job, counts) = pool.run(self.threads, job, |runner| {
+            let (job, counts) = pool.run(job, |runner| {
                 let (mut sweeps, mut updates) = (0, 0);
                 for sweep in 1..=most {
                     sweeps += 1;
                     // The joints, then the contacts.
                     if has_joints {
-                        let active: Vec<AtomicBool> = runner
-                            .active()
-                            .iter()
-                            .map(|a| AtomicBool::new(a.load(Ordering::Relaxed)))
-                            .collect();
-                        runner.with_bodies(sbodies, |b| joints_sweep(b, &active));
+                        runner.with_bodies(sbodies, &mut joints_sweep);
                     }
                     updates += runner.sweep(&mut change, sweep % 2 == 0);
                     if !go_on(sweep, runner.active(), &change) {
@@ -773,7 +791,7 @@ impl Solver {
             }
             (sweeps, updates)
         };
-        if self.threads > 1 && self.colours.any_shared() {
+        if shareable {
             self.timer.record(pooled, started.elapsed(), updates);
         }
         self.work.sweeps += sweeps;

@@ -48,14 +48,14 @@ impl SharedVelocity {
 /// The bodies as one thread sees them during shared sweeps.
 struct SharedBodies<'a> {
     velocities: &'a [SharedVelocity],
-    inv_mass: &'a [(DVec3, DMat3)],
+    masses: &'a [(DVec3, DMat3)],
 }
 
 impl Velocities for SharedBodies<'_> {
     #[inline(always)]
     fn load(&self, i: usize) -> (DVec3, DVec3, DVec3, DMat3) {
         let (v, w) = self.velocities[i].get();
-        let (m, inertia) = self.inv_mass[i];
+        let (m, inertia) = self.masses[i];
         (v, w, m, inertia)
     }
     #[inline(always)]
@@ -70,7 +70,7 @@ pub(super) struct SweepJob {
     constraints: Vec<Constraint>,
     velocities: Vec<SharedVelocity>,
     /// Each body's inverse mass and inertia.
-    inv_mass: Vec<(DVec3, DMat3)>,
+    masses: Vec<(DVec3, DMat3)>,
     islands: Vec<usize>,
     active: Vec<AtomicBool>,
     colours: Colours,
@@ -97,7 +97,7 @@ impl SweepJob {
         Self {
             constraints,
             velocities,
-            inv_mass: bodies.iter().map(|b| (b.inv_mass, b.inv_inertia)).collect(),
+            masses: bodies.iter().map(|b| (b.inv_mass, b.inv_inertia)).collect(),
             islands: islands.to_vec(),
             active,
             colours,
@@ -115,36 +115,63 @@ impl SweepJob {
     fn bodies(&self) -> SharedBodies<'_> {
         SharedBodies {
             velocities: &self.velocities,
-            inv_mass: &self.inv_mass,
+            masses: &self.masses,
         }
     }
 
-    /// Thread `t`'s impulses, share by share in colour order, and where each colour's starts.
-    fn impulses_of(&self, t: usize) -> (Vec<Impulse>, Vec<usize>) {
-        let mut impulses = Vec::new();
-        let mut offsets = Vec::with_capacity(self.colours.count());
-        for k in 0..self.colours.count() {
-            offsets.push(impulses.len());
-            impulses.extend(
-                self.constraints[self.colours.range(k, t)]
-                    .iter()
-                    .map(Impulse::of),
-            );
-        }
-        (impulses, offsets)
-    }
-
-    /// Sweeps thread `t`'s share of colour `k`.
-    fn sweep_share(&self, k: usize, t: usize, mine: &mut [Impulse], tally: &mut Tally) {
+    /// Sweeps thread `t`'s share of colour `k`, with its impulses `mine`.
+    fn sweep_share(&self, k: usize, t: usize, mine: &mut ShareImpulses, tally: &mut Tally) {
         sweep_range(
             &self.constraints,
             self.colours.range(k, t),
-            mine,
+            mine.colour(k),
             &mut self.bodies(),
             &self.islands,
             &self.active,
             tally,
         );
+    }
+}
+
+/// The impulses of one thread's shares (the thread's contacts of each colour), share by share
+/// in colour order, while the contacts themselves are read-only.
+#[derive(Debug, Default)]
+struct ShareImpulses {
+    impulses: Vec<Impulse>,
+    /// Where each colour's start.
+    offsets: Vec<usize>,
+}
+
+impl ShareImpulses {
+    /// Thread `t`'s, taken from the contacts of `job`.
+    fn of(job: &SweepJob, t: usize) -> Self {
+        let mut s = Self::default();
+        for k in 0..job.colours.count() {
+            s.offsets.push(s.impulses.len());
+            let share = &job.constraints[job.colours.range(k, t)];
+            s.impulses.extend(share.iter().map(Impulse::of));
+        }
+        s
+    }
+
+    /// Those of colour `k`.
+    fn colour(&mut self, k: usize) -> &mut [Impulse] {
+        let end = self
+            .offsets
+            .get(k + 1)
+            .copied()
+            .unwrap_or(self.impulses.len());
+        &mut self.impulses[self.offsets[k]..end]
+    }
+
+    /// Writes them back into thread `t`'s contacts.
+    fn store_in(&self, constraints: &mut [Constraint], colours: &Colours, t: usize) {
+        let mut it = self.impulses.iter();
+        for k in 0..colours.count() {
+            for (c, imp) in constraints[colours.range(k, t)].iter_mut().zip(&mut it) {
+                imp.store_in(c);
+            }
+        }
     }
 }
 
@@ -157,7 +184,7 @@ const STOP: usize = usize::MAX;
 #[derive(Debug, Default)]
 struct HelperResult {
     tally: Tally,
-    impulses: Vec<Impulse>,
+    impulses: ShareImpulses,
 }
 
 /// The state the calling thread and its helpers share.
@@ -204,7 +231,7 @@ fn helper(shared: &PoolShared, t: usize) {
     let _guard = FailOnUnwind(&shared.failed);
     let mut seen = 0;
     let mut job: Option<Arc<SweepJob>> = None;
-    let (mut mine, mut offsets) = (Vec::new(), Vec::new());
+    let mut mine = ShareImpulses::default();
     loop {
         let mut rounds = 0u32;
         loop {
@@ -232,7 +259,7 @@ fn helper(shared: &PoolShared, t: usize) {
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone();
                 if let Some(j) = &job {
-                    (mine, offsets) = j.impulses_of(t);
+                    mine = ShareImpulses::of(j, t);
                 }
             }
             RELEASE => {
@@ -244,9 +271,8 @@ fn helper(shared: &PoolShared, t: usize) {
             }
             k => {
                 if let Some(j) = &job {
-                    let end = offsets.get(k + 1).copied().unwrap_or(mine.len());
                     let mut r = result.lock().unwrap_or_else(PoisonError::into_inner);
-                    j.sweep_share(k, t, &mut mine[offsets[k]..end], &mut r.tally);
+                    j.sweep_share(k, t, &mut mine, &mut r.tally);
                 }
             }
         }
@@ -338,16 +364,16 @@ impl PoolInner {
 }
 
 impl SweepPool {
-    /// Runs `sweeps` on `job` with `threads - 1` helpers (started now when there are not that
-    /// many yet; on the calling thread alone when they cannot be started) and returns the job,
-    /// its contacts' impulses written back, with what `sweeps` returned.
+    /// Runs `sweeps` on `job` with a helper for each share of its colouring but the first
+    /// (started now when there are not that many yet; on the calling thread alone when they
+    /// cannot be started) and returns the job, its contacts' impulses written back, with what
+    /// `sweeps` returned.
     pub(super) fn run<R>(
         &mut self,
-        threads: usize,
         job: SweepJob,
         sweeps: impl FnOnce(&mut PoolRunner<'_>) -> R,
     ) -> (SweepJob, R) {
-        let helpers = threads.saturating_sub(1);
+        let helpers = job.colours.threads.saturating_sub(1);
         if self.inner.as_ref().map(|p| p.handles.len()) != Some(helpers) {
             self.inner = None;
             self.inner = PoolInner::start(helpers);
@@ -368,14 +394,12 @@ impl SweepPool {
         let mut runner = PoolRunner {
             pool,
             job: &job,
-            own: (0..own).map(|t| job.impulses_of(t)).collect(),
+            own: (0..own).map(|t| ShareImpulses::of(&job, t)).collect(),
             tally: Tally::default(),
         };
         let out = sweeps(&mut runner);
-        let mut shares: Vec<Vec<Impulse>> = std::mem::take(&mut runner.own)
-            .into_iter()
-            .map(|(impulses, _)| impulses)
-            .collect();
+        // Thread `t`'s impulses at `shares[t]`.
+        let mut shares = std::mem::take(&mut runner.own);
         if let Some(p) = pool {
             p.command(RELEASE);
             p.wait();
@@ -389,19 +413,8 @@ impl SweepPool {
             Ok(job) => job,
             Err(_) => panic!("a solver sweep thread kept its job"),
         };
-        // Each thread's impulses, share by share in colour order, back to their contacts.
         for (t, impulses) in shares.iter().enumerate() {
-            let mut it = impulses.iter();
-            for k in 0..job.colours.count() {
-                let range = if t < job.colours.threads {
-                    job.colours.range(k, t)
-                } else {
-                    0..0
-                };
-                for (c, imp) in job.constraints[range].iter_mut().zip(&mut it) {
-                    imp.store_in(c);
-                }
-            }
+            impulses.store_in(&mut job.constraints, &job.colours, t);
         }
         (job, out)
     }
@@ -411,9 +424,8 @@ impl SweepPool {
 pub(super) struct PoolRunner<'p> {
     pool: Option<&'p PoolInner>,
     job: &'p SweepJob,
-    /// The impulses of the shares this thread sweeps (thread `t`'s at `own[t]`), share by share
-    /// in colour order, and where each colour's start.
-    own: Vec<(Vec<Impulse>, Vec<usize>)>,
+    /// The impulses of the shares this thread sweeps (thread `t`'s at `own[t]`).
+    own: Vec<ShareImpulses>,
     tally: Tally,
 }
 
@@ -423,13 +435,18 @@ impl PoolRunner<'_> {
         &self.job.active
     }
 
-    /// Runs `f` on `bodies` with the current velocities (for the joints between contact sweeps,
-    /// while every helper waits) and shares the velocities it leaves.
-    pub(super) fn with_bodies(&mut self, bodies: &mut [SBody], f: impl FnOnce(&mut [SBody])) {
+    /// Runs `f` on `bodies` with the current velocities and the islands still swept (for the
+    /// joints between contact sweeps, while every helper waits) and shares the velocities it
+    /// leaves.
+    pub(super) fn with_bodies(
+        &mut self,
+        bodies: &mut [SBody],
+        f: impl FnOnce(&mut [SBody], &[AtomicBool]),
+    ) {
         for (b, x) in bodies.iter_mut().zip(&self.job.velocities) {
             (b.v, b.w) = x.get();
         }
-        f(bodies);
+        f(bodies, &self.job.active);
         for (b, x) in bodies.iter().zip(&self.job.velocities) {
             x.set(b.v, b.w);
         }
@@ -454,10 +471,8 @@ impl PoolRunner<'_> {
             if let Some(p) = handed {
                 p.command(k);
             }
-            for (t, (impulses, offsets)) in self.own.iter_mut().enumerate() {
-                let end = offsets.get(k + 1).copied().unwrap_or(impulses.len());
-                let share = &mut impulses[offsets[k]..end];
-                self.job.sweep_share(k, t, share, &mut self.tally);
+            for (t, mine) in self.own.iter_mut().enumerate() {
+                self.job.sweep_share(k, t, mine, &mut self.tally);
             }
             if let Some(p) = handed {
                 p.wait();

@@ -4,7 +4,7 @@
 //! timer that decides which way is faster on this machine, now.
 
 use super::colouring::Colours;
-use super::{Constraint, Row, SBody};
+use super::{Constraint, Row, SBody, kick};
 use interfere_geometry::glam::{DMat3, DVec3};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -55,9 +55,9 @@ impl Velocities for [SBody] {
 /// normal impulse), then its normal row. Returns the largest change it made to a row's velocity
 /// (m/s: a volume row's rate over `|∂V/∂x|`). Only bodies that move are written.
 ///
-/// The arithmetic is `SBody::apply`'s, operation for operation (an impulse `l` adds
-/// `(lin l) m⁻¹` and `I⁻¹ (ang l)`), so the velocities are those of the sweeps before threads
-/// (the same bits for every problem too small to be coloured).
+/// The arithmetic is `Row::rate` and `Row::apply`'s (`Row::rate_of`, `kick`), operation for
+/// operation, so the velocities are those of the sweeps before threads (the same bits for every
+/// problem too small to be coloured).
 #[inline(always)]
 pub(super) fn update_contact<V: Velocities + ?Sized>(
     c: &Constraint,
@@ -66,17 +66,12 @@ pub(super) fn update_contact<V: Velocities + ?Sized>(
 ) -> f64 {
     let (mut va, mut wa, ma, ia) = bodies.load(c.a);
     let (mut vb, mut wb, mb, ib) = bodies.load(c.b);
-    // Body b gets `(lin d, ang_b d)`, a gets `(−lin d, −ang_a d)`.
+    // Body b gets `(lin d, ang_b d)`, a gets `(−lin d, −ang_a d)`, as in `Row::apply`.
     let apply =
         |row: &Row, d: f64, va: &mut DVec3, wa: &mut DVec3, vb: &mut DVec3, wb: &mut DVec3| {
-            *vb += row.lin * d * mb;
-            *wb += ib * (row.ang_b * d);
-            *va += -row.lin * d * ma;
-            *wa += ia * (-row.ang_a * d);
+            kick(vb, wb, mb, ib, row.lin * d, row.ang_b * d);
+            kick(va, wa, ma, ia, -row.lin * d, -row.ang_a * d);
         };
-    let rate = |r: &Row, va: DVec3, wa: DVec3, vb: DVec3, wb: DVec3| {
-        r.lin.dot(vb - va) + r.ang_b.dot(wb) - r.ang_a.dot(wa)
-    };
     let mut most = 0.0f64;
     // Friction first, clamped by the current normal impulse. A row pair with no impulse and
     // none allowed (no normal impulse, or no friction) stays at zero: skipped, as most
@@ -87,7 +82,7 @@ pub(super) fn update_contact<V: Velocities + ?Sized>(
         let mut new = old;
         for k in 0..2 {
             let row = &c.tangents[k];
-            let u = rate(row, va, wa, vb, wb);
+            let u = row.rate_of((va, wa), (vb, wb));
             new[k] = old[k] - (u - c.tangent_targets[k]) * row.k_inv;
         }
         let len = (new[0] * new[0] + new[1] * new[1]).sqrt();
@@ -105,7 +100,7 @@ pub(super) fn update_contact<V: Velocities + ?Sized>(
     }
     // Normal.
     let row = &c.normal;
-    let u = rate(row, va, wa, vb, wb);
+    let u = row.rate_of((va, wa), (vb, wb));
     let new_l = (imp.normal + (c.target - u) * row.k_inv).max(0.0);
     if new_l != imp.normal {
         let d = new_l - imp.normal;
