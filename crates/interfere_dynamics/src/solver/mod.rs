@@ -182,9 +182,11 @@ fn kick(v: &mut DVec3, w: &mut DVec3, inv_mass: DVec3, inv_inertia: DMat3, lin: 
 /// `(−lin, −ang_a)` to a, where the angular parts are `r × lin` for a point row.
 ///
 /// (Keeping `I⁻¹ ang` beside the row instead of multiplying by the inverse inertia at each
-/// impulse was tried twice, in the eleventh and the seventeenth sessions: a seventh of the box
-/// pile's sweep time, but the same arithmetic in another order left two of the eight tori of
-/// `resting_tori_fall_asleep_on_a_slab` rocking; not kept while their rocking is open.)
+/// impulse was tried three times, in the eleventh, seventeenth and eighteenth sessions: an
+/// update 11 % cheaper, but the other rounding took the 300-box pile along a trajectory with
+/// 16 % more updates, settled from 7.54 s instead of 6.20 s, so its solver was no faster; the
+/// tori fall asleep at the same rate either way, 38 of 40. docs/benchmarks.md, "The settled
+/// pile's sweeps never converge".)
 #[derive(Clone, Copy, Debug, Default)]
 struct Row {
     lin: DVec3,

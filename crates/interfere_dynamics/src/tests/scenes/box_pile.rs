@@ -208,13 +208,14 @@ fn run(cfg: &PileConfig, seconds: f64, verbose: bool) -> (Option<f64>, f64, (f64
             let stats = pile.sim.stats();
             println!(
                 "t {:5.2} boxes {:3} max {:.3} (box {arg}) above0.05 {above:3} KE {:.4} \
-                 contacts {} pairs {} below {:.4} out {:.4} wall {:.1}s",
+                 contacts {} pairs {} sweeps {} below {:.4} out {:.4} wall {:.1}s",
                 pile.sim.time(),
                 pile.spawned,
                 max,
                 pile.sim.kinetic_energy(),
                 stats.volume_contacts,
                 stats.interfering_pairs,
+                stats.solver_sweeps,
                 below,
                 out,
                 t0.elapsed().as_secs_f64()
