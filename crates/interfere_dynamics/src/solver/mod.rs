@@ -756,29 +756,22 @@ impl Solver {
                 std::mem::take(colours),
             );
             let (job, counts) = pool.run(job, |runner| {
-                let (mut sweeps, mut updates) = (0, 0);
-                for sweep in 1..=most {
-                    sweeps += 1;
+                sweep_until(most, |sweep| {
                     // The joints, then the contacts.
                     if has_joints {
                         runner.with_bodies(sbodies, &mut joints_sweep);
                     }
-                    updates += runner.sweep(&mut change, sweep % 2 == 0);
-                    if !go_on(sweep, runner.active(), &change) {
-                        break;
-                    }
-                }
-                (sweeps, updates)
+                    let updates = runner.sweep(&mut change, sweep % 2 == 0);
+                    (updates, go_on(sweep, runner.active(), &change))
+                })
             });
             (*constraints, *colours) = job.finish(sbodies);
             counts
         } else {
-            let (mut sweeps, mut updates) = (0, 0);
-            for sweep in 1..=most {
-                sweeps += 1;
+            sweep_until(most, |sweep| {
                 // The joints, then the contacts.
                 joints_sweep(sbodies, &active);
-                updates += sweeps::sweep_alone(
+                let updates = sweeps::sweep_alone(
                     constraints,
                     colours,
                     sweep % 2 == 0,
@@ -787,11 +780,8 @@ impl Solver {
                     &active,
                     &mut change,
                 );
-                if !go_on(sweep, &active, &change) {
-                    break;
-                }
-            }
-            (sweeps, updates)
+                (updates, go_on(sweep, &active, &change))
+            })
         };
         if shareable {
             self.timer.record(pooled, started.elapsed(), updates);
@@ -881,6 +871,22 @@ impl Solver {
             }
         }
     }
+}
+
+/// Runs `sweep(k)` for sweeps `k = 1, 2, …, most` until one says to stop (it returns its contact
+/// updates and whether to go on). Returns the sweeps run and their updates: the one loop of the
+/// velocity phase, whether the sweeps run on the calling thread alone or with the helpers.
+fn sweep_until(most: u32, mut sweep: impl FnMut(u32) -> (u64, bool)) -> (u64, u64) {
+    let (mut sweeps, mut updates) = (0, 0);
+    for k in 1..=most {
+        sweeps += 1;
+        let (u, go_on) = sweep(k);
+        updates += u;
+        if !go_on {
+            break;
+        }
+    }
+    (sweeps, updates)
 }
 
 /// The joints' part of a Gauss–Seidel sweep of the velocity phase over the islands marked

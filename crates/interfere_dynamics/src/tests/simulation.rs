@@ -452,6 +452,15 @@ fn failing_and_late_stages() {
     assert!(late.body(b).unwrap().position.z > 4.9);
 }
 
+/// A simulation with the ground and `threads` worker threads (the thread-count tests below).
+fn on_the_ground_with_threads(threads: usize) -> Simulation {
+    let mut s = settings();
+    s.contact.threads = threads;
+    let mut sim = Simulation::new(s).unwrap();
+    add(&mut sim, ground());
+    sim
+}
+
 /// A pile large enough that the solver colours its contacts and sweeps them on the helper
 /// threads (`solver::colouring`, `solver::sweeps`: at least 256 contacts in a substep): 1, 2 and
 /// 3 threads give bit-identical states, step after step (three threads split the colours
@@ -459,10 +468,7 @@ fn failing_and_late_stages() {
 #[test]
 fn thread_count_does_not_change_a_coloured_pile() {
     let run = |threads: usize| {
-        let mut s = settings();
-        s.contact.threads = threads;
-        let mut sim = Simulation::new(s).unwrap();
-        add(&mut sim, ground());
+        let mut sim = on_the_ground_with_threads(threads);
         let mut rng = ChaCha8Rng::seed_from_u64(29);
         let shape = mesh(cuboid(Vec3::new(0.1, 0.1, 0.1)));
         for k in 0..64 {
@@ -502,10 +508,7 @@ fn thread_count_does_not_change_a_coloured_pile() {
 #[test]
 fn thread_count_does_not_change_the_result() {
     let run = |threads: usize| {
-        let mut s = settings();
-        s.contact.threads = threads;
-        let mut sim = Simulation::new(s).unwrap();
-        add(&mut sim, ground());
+        let mut sim = on_the_ground_with_threads(threads);
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         let shapes = [
             mesh(cuboid(Vec3::new(0.3, 0.2, 0.25))),
