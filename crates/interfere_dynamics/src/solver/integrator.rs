@@ -7,7 +7,8 @@
 //! substeps. One substep of length `h = dt / substeps`:
 //! 1. remember the velocities; to dynamic bodies add gravity `h s g` (`s` the body's gravity
 //!    scale) and their force and torque `h M⁻¹ F`, `h I⁻¹ τ`, then apply their damping and locks;
-//! 2. ask the [`ContactSource`] for the contacts of the current positions;
+//! 2. ask the [`ContactSource`] for the contacts of the current positions, and make each volume
+//!    contact region too small to resist a tilt one part (`crate::contact::parts::merge`);
 //! 3. solve the velocity constraints (sequential impulses, warm started), then clamp dynamic
 //!    bodies to their speed limits;
 //! 4. advance positions `x += h v`, orientations `q ← exp(h ω / 2) q` (normalized);
@@ -246,6 +247,12 @@ impl Integrator {
         }
         self.contacts.clear();
         source.contacts(&self.bodies, &mut self.contacts);
+        // A region whose parts lie too close together for their lever arms to matter is one
+        // row, not four the sweeps cannot tell apart.
+        crate::contact::parts::merge::merge_unresolved_parts(
+            &mut self.contacts.volumes,
+            &self.bodies,
+        );
         self.solver.solve_velocities(
             &mut self.bodies,
             &self.contacts,

@@ -4,4 +4,5 @@
 
 pub(crate) mod exact;
 pub(crate) mod half_space;
+pub(crate) mod merge;
 pub(crate) mod sampled;

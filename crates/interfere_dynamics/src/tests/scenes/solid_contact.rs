@@ -925,26 +925,41 @@ fn bodies_placed_exactly_touching_do_not_sink() {
 /// (seed 0 tilted by 0.3 rad, the others random), with the default sleeping (as a game runs), for
 /// 20 s each. Judged over the 40 trajectories, since single ones hang on rounding: at least 36
 /// are asleep at the end, since 18 s at the latest; no vertex sinks more than 1.5 mm below the
-/// slab top over the last 10 s in any; and the energy never rises above its value at 1 s by
-/// more than lifting the torus by the volume slop (`SolverSettings::volume_slop_depth`, 0.1 mm:
-/// the overlap the projection leaves, 27 mJ here) in all but one, and by twice that in none.
+/// slab top over the last 10 s in any; and in none does the energy rise above its value at 1 s
+/// by more than lifting the torus out of the overlap it had then (its lowest vertex's depth past
+/// the volume slop, `SolverSettings::volume_slop_depth`, 0.1 mm) plus lifting it by the slop
+/// (27 mJ here).
+///
+/// Until 2026-11-29 (nineteenth session) the energy was compared with its value at 1 s alone,
+/// and at most one torus of the 40 could gain more than the slop's lift, none twice it. Every
+/// gain it measured was the projection lifting the torus out of the overlap of a landing still
+/// under way at 1 s (orientation 31's 43 mJ: 1.46 mm deep at 1 s, at rest 0.15–0.4 mm deep
+/// after; with regions too small to tilt merged into one part, `contact::parts::merge`,
+/// orientation 7 gained 96 mJ from 0.66 mm deep), and past that overlap none gains anything
+/// (measured: 0 J in all 40, with and without the merge).
 ///
 /// Until 2026-11-29 (eighteenth session) this test ran orientations 0–7 and required all eight
 /// asleep. That held for one rounding of the solver's arithmetic only: with its rows keeping
 /// `I⁻¹ J` (tried in the eleventh, seventeenth and eighteenth sessions) tori 1 and 5 stayed
 /// awake, and with the sweeps stopping when they cycle (eighteenth) torus 1. Over 40
-/// orientations the rate does not move: 38 of 40 asleep with this arithmetic (18 and 31 awake),
-/// 38 with `I⁻¹ J` in the rows (5 and 23), 37 with the cycle stop (1, 17 and 31); the awake
-/// ones rock (the open item of [`resting_torus_comes_to_rest`]). One torus of the 40 gains more
-/// than the slop's lift (orientation 31, 43 mJ; none with the cycle stop, one with `I⁻¹ J`).
+/// orientations the rate hardly moves: 38 of 40 asleep with that session's arithmetic (18 and
+/// 31 awake), 38 with `I⁻¹ J` in the rows (5 and 23), 37 with the cycle stop (1, 17 and 31); the
+/// awake ones rock (the open item of [`resting_torus_comes_to_rest`]). With regions too small to
+/// tilt merged into one part (nineteenth session) all 40 are asleep by 18 s.
 #[test]
 fn resting_tori_fall_asleep_on_a_slab() {
     const TORI: u64 = 40;
-    let (mut asleep, mut over_lift, mut awake) = (0, 0, Vec::new());
+    let (mut asleep, mut awake) = (0, Vec::new());
     for seed in 0..TORI {
         let (mut sim, t) = dropped_torus(seed, true);
         let (mut asleep_from, mut depth) = (None, 0.0f64);
-        let (gain, _) = run_watched(&mut sim, 1200, t, |sim, step| {
+        let mass = sim.body(t).unwrap().mass();
+        let slop = SolverSettings::default().volume_slop_depth;
+        let mut owed = 0.0;
+        let (raw_gain, _) = run_watched(&mut sim, 1200, t, |sim, step| {
+            if step == 60 {
+                owed = mass * G * (-lowest(sim, t) - slop).max(0.0);
+            }
             if sim.body(t).unwrap().sleeping {
                 asleep_from.get_or_insert(step);
             } else {
@@ -954,17 +969,15 @@ fn resting_tori_fall_asleep_on_a_slab() {
                 depth = depth.max(-lowest(sim, t));
             }
         });
+        let gain = (raw_gain - owed).max(0.0);
         eprintln!(
-            "torus {seed}: asleep from step {asleep_from:?}, deepest {depth:.2e} m over the last 10 s, energy gain {gain:.2e} J"
+            "torus {seed}: asleep from step {asleep_from:?}, deepest {depth:.2e} m over the last 10 s, energy gain {gain:.2e} J ({raw_gain:.2e} J before the overlap at 1 s is lifted out, {owed:.2e} J)"
         );
-        let mass = sim.body(t).unwrap().mass();
-        let slop_lift = mass * G * SolverSettings::default().volume_slop_depth;
+        let slop_lift = mass * G * slop;
         assert!(
-            gain < 2.0 * slop_lift,
-            "torus {seed}: energy gain {gain} J (twice the slop's lift {} J)",
-            2.0 * slop_lift
+            gain < slop_lift,
+            "torus {seed}: energy gain {gain} J past the overlap at 1 s (the slop's lift {slop_lift} J)"
         );
-        over_lift += usize::from(gain >= slop_lift);
         assert!(depth < 1.5e-3, "torus {seed}: {depth} m deep");
         if asleep_from.is_some_and(|s| s <= 1080) {
             asleep += 1;
@@ -972,16 +985,10 @@ fn resting_tori_fall_asleep_on_a_slab() {
             awake.push(seed);
         }
     }
-    eprintln!(
-        "{asleep} of {TORI} tori asleep (awake: {awake:?}), {over_lift} over the slop's lift"
-    );
+    eprintln!("{asleep} of {TORI} tori asleep (awake: {awake:?})");
     assert!(
         asleep >= 36,
         "{asleep} of {TORI} tori asleep; awake: {awake:?}"
-    );
-    assert!(
-        over_lift <= 1,
-        "{over_lift} tori gained more than the slop's lift"
     );
 }
 
