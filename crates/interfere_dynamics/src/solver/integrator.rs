@@ -177,7 +177,8 @@ impl Integrator {
         self.steps
     }
 
-    /// The contacts of the last substep.
+    /// The contacts of the last substep, as the solver took them (a volume contact region too
+    /// small to resist a tilt as one part, `crate::contact::parts::merge`).
     pub fn last_contacts(&self) -> &Contacts {
         &self.contacts
     }

@@ -24,10 +24,14 @@ use interfere_geometry::glam::{DMat3, DVec3};
 
 /// The relative tilt stiffness `r² Σ tr(I⁻¹) / Σ m⁻¹` (over both bodies; `r` the parts' spread
 /// about their mean point) below which a region's parts are merged: for a cube of half-size `a`
-/// on a static body, a spread under 1.5 % of `a`. Measured on 2026-11-29 (nineteenth session,
-/// docs/benchmarks.md "Regions too small to tilt are one part"): at 10⁻³ the 300-box pile's
-/// solver had 42 % fewer contact rows and updates; 3·10⁻⁴ kept a third fewer, and 10⁻² left a box
-/// rocking at 0.07 m/s after 10 s in `box_pile_repro`.
+/// on a static body, a spread under 1.5 % of `a`, where the sweeps (at most 40 per substep)
+/// are hundreds of sweeps short of resolving the tilt. Scanned on 2026-11-29 (nineteenth
+/// session, docs/benchmarks.md "Regions too small to tilt are one part"): at 10⁻³ the 300-box
+/// pile's solver has 42 % fewer contact rows and 44 % fewer updates, and every test holds; at
+/// 3·10⁻⁴ (34 % fewer rows) three single-trajectory tests failed, at 10⁻⁴ a torus of the
+/// 40-orientation test gained energy (by the test's former measure), and at 10⁻² a box of the
+/// pile still rocked at 0.07 m/s after 10 s. Not a setting: the tilt a region can give the
+/// solver is the bodies' and the region's, not the scene's.
 const UNRESOLVED_TILT: f64 = 1e-3;
 
 /// Which parts of the same region share: the same bodies and feature key but for the quadrant
@@ -38,6 +42,9 @@ fn region_of(v: &VolumeContact) -> (usize, usize, u64) {
 
 /// Merges, in place, each run of consecutive `volumes` of one region (see [`region_of`]) whose
 /// relative tilt stiffness between `bodies` is below [`UNRESOLVED_TILT`] into its first part.
+/// The merged part keeps that part's feature key, and so its warm start, within the solver's
+/// rule for a key whose gradient changed (carrying the parts' summed pushes across the change of
+/// form was tried and not kept: the pile then needed more updates, docs/benchmarks.md).
 pub(crate) fn merge_unresolved_parts(volumes: &mut Vec<VolumeContact>, bodies: &[Body]) {
     let mut write = 0;
     let mut start = 0;
