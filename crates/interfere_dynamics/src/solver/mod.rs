@@ -83,10 +83,11 @@ pub struct SolverSettings {
     /// fell back and hit, and the pile never settled (with the projection switched off it
     /// does). At 1 mm the 120 Hz pile settled (below 0.05 m/s from 7.0 s) but the 60 Hz one did
     /// not within 10 s; at 3 mm both settled (8.3 s and 7.6 s). Rerun with
-    /// `PILE_BOXES=300 PILE_HEIGHT=2.6 PILE_LATENT=true PILE_SLOP=0.003 PILE_HZ=120
-    /// PILE_SECONDS=12 cargo test -p interfere_dynamics --release --test scenes -- --ignored
-    /// --nocapture box_pile_repro` (`PILE_POSITER=0` switches the projection off). The box pile
-    /// example and scene use 3 mm.
+    /// `PILE_BOXES=300 PILE_HEIGHT=2.6 PILE_SLOP=0.003 PILE_HZ=120 PILE_SECONDS=12 cargo test
+    /// -p interfere_dynamics --release --lib -- --ignored --nocapture box_pile_repro`
+    /// (`PILE_POSITER=0` switches the projection off; that test keeps 3 mm by default). The box
+    /// pile example and scene, on the exact volume, keep this default (the example takes
+    /// `--slop 3e-3` with `--volume uniform`).
     pub volume_slop_depth: f64,
     /// Reuse last step's impulses as the initial guess.
     pub warm_start: bool,

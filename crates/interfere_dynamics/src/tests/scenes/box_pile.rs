@@ -228,7 +228,7 @@ fn run(cfg: &PileConfig, seconds: f64, verbose: bool) -> (Option<f64>, f64, (f64
 
 /// Reproduction of the example's pile, configured by environment variables (PILE_BOXES,
 /// PILE_HZ, PILE_SUBSTEPS, PILE_SECONDS, PILE_ITER, PILE_SLOP, PILE_WARM). Run with
-/// `cargo test -p interfere_dynamics --release --test scenes -- --ignored --nocapture box_pile_repro`.
+/// `cargo test -p interfere_dynamics --release --lib -- --ignored --nocapture box_pile_repro`.
 #[test]
 #[ignore]
 fn box_pile_repro() {
@@ -298,7 +298,7 @@ fn small_box_pile_comes_to_rest_inside_the_bin() {
 
 /// The shipped scene `assets/scenes/box_pile.json` through the scene builder (what `interfere
 /// simulate` runs), with a line per half second. Run with
-/// `cargo test -p interfere_dynamics --release --test scenes -- --ignored --nocapture shipped_box_pile`.
+/// `cargo test -p interfere_dynamics --release --lib -- --ignored --nocapture shipped_box_pile`.
 #[test]
 #[ignore]
 fn shipped_box_pile_scene_settles() {

@@ -9,7 +9,7 @@
 //! child process of the test binary, alone, so that the figure is its own).
 //!
 //! The CI sizes are a few thousand steps; the documented long run is
-//! `SOAK_STEPS=200000 cargo test --release -p interfere_dynamics --test scenes soak -- --nocapture`.
+//! `SOAK_STEPS=200000 cargo test --release -p interfere_dynamics --lib soak -- --nocapture`.
 
 use crate::*;
 use interfere_geometry::glam::{DQuat, DVec3};
