@@ -90,10 +90,8 @@ fn merged_if_unresolved(parts: &[VolumeContact], bodies: &[Body]) -> Option<Volu
         .map(|p| p.linear.length() * p.point.distance_squared(centre))
         .sum::<f64>()
         / weight;
-    let trace = |m: DMat3| m.x_axis.x + m.y_axis.y + m.z_axis.z;
     let inv_mass = (a.effective_inv_mass() + b.effective_inv_mass()).max_element();
-    let inv_inertia =
-        trace(a.effective_inv_inertia_world()) + trace(b.effective_inv_inertia_world());
+    let inv_inertia = inv_inertia_trace(a) + inv_inertia_trace(b);
     // Neither body moves along any axis: nothing to resolve either way.
     if inv_mass <= 0.0 && inv_inertia <= 0.0 {
         return None;
@@ -113,6 +111,19 @@ fn merged_if_unresolved(parts: &[VolumeContact], bodies: &[Body]) -> Option<Volu
         .sum();
     one.point = centre;
     Some(one)
+}
+
+/// `tr(I⁻¹)` of the inverse inertia the solver uses ([`Body::effective_inv_inertia_world`]): a
+/// rotation leaves the trace as it is, so only a body with locked rotations (whose projection
+/// does not commute with the rotation) has its world matrix built. Every region of every pair
+/// asks, at every substep.
+fn inv_inertia_trace(b: &Body) -> f64 {
+    let trace = |m: DMat3| m.x_axis.x + m.y_axis.y + m.z_axis.z;
+    if b.locked_axes().locks_rotation() {
+        trace(b.effective_inv_inertia_world())
+    } else {
+        trace(b.inv_inertia_local())
+    }
 }
 
 #[cfg(test)]
