@@ -50,6 +50,9 @@ struct Row {
     ratio: f64,
     full_box_tests_mean: f64,
     coherent_box_tests_mean: f64,
+    /// Of the coherent query's box tests, those on one face axis alone (a node pair re-tested
+    /// on the axis that separated it last time, still apart).
+    coherent_axis_tests_mean: f64,
     front_entries_mean: f64,
 }
 
@@ -62,8 +65,9 @@ struct Report {
 }
 
 /// Per step: the full traversal's and the coherent query's times (ms), and the crossing pairs,
-/// the full traversal's box tests, the coherent query's box tests and its front's entries.
-type Followed = (Vec<f64>, Vec<f64>, [Vec<usize>; 4]);
+/// the full traversal's box tests, the coherent query's box tests, its front's entries and its
+/// box tests on one face axis alone.
+type Followed = (Vec<f64>, Vec<f64>, [Vec<usize>; 5]);
 
 /// A pair to follow: its name, A, B, and B's poses in A's frame per motion.
 type Pair = (
@@ -87,7 +91,7 @@ fn follow(
 ) -> Result<Followed, String> {
     let mut front = TraversalFront::new();
     let (mut full_ms, mut coherent_ms) = (Vec::new(), Vec::new());
-    let mut counts: [Vec<usize>; 4] = Default::default();
+    let mut counts: [Vec<usize>; 5] = Default::default();
     // The front is made at the first pose (that query is the first traversal, not timed).
     a.interference_coherent(b, &poses[0], &mut front, threads);
     for p in &poses[1..] {
@@ -115,6 +119,7 @@ fn follow(
         counts[1].push(fresh_tests);
         counts[2].push(front.stats().box_tests);
         counts[3].push(front.stats().front);
+        counts[4].push(front.stats().axis_tests);
         progress.tick(1);
     }
     Ok((full_ms, coherent_ms, counts))
@@ -267,6 +272,7 @@ pub fn run(args: CoherenceArgs, quiet: bool) -> Result<(), String> {
                 ratio: coherent_ms / full_ms,
                 full_box_tests_mean: mean(&counts[1]),
                 coherent_box_tests_mean: mean(&counts[2]),
+                coherent_axis_tests_mean: mean(&counts[4]),
                 front_entries_mean: mean(&counts[3]),
             });
         }
@@ -286,12 +292,20 @@ pub fn run(args: CoherenceArgs, quiet: bool) -> Result<(), String> {
         report.steps, report.clock, report.threads
     );
     println!(
-        "{:<44} {:<8} {:>9} {:>10} {:>10} {:>7} {:>12} {:>12}",
-        "pair", "motion", "crossing", "full ms", "front ms", "ratio", "full tests", "front tests"
+        "{:<44} {:<8} {:>9} {:>10} {:>10} {:>7} {:>12} {:>12} {:>14}",
+        "pair",
+        "motion",
+        "crossing",
+        "full ms",
+        "front ms",
+        "ratio",
+        "full tests",
+        "front tests",
+        "of them 1-axis"
     );
     for r in &report.rows {
         println!(
-            "{:<44} {:<8} {:>9.0} {:>10.3} {:>10.3} {:>7.3} {:>12.0} {:>12.0}",
+            "{:<44} {:<8} {:>9.0} {:>10.3} {:>10.3} {:>7.3} {:>12.0} {:>12.0} {:>14.0}",
             r.pair,
             r.motion,
             r.crossing_pairs_mean,
@@ -299,7 +313,8 @@ pub fn run(args: CoherenceArgs, quiet: bool) -> Result<(), String> {
             r.coherent_ms,
             r.ratio,
             r.full_box_tests_mean,
-            r.coherent_box_tests_mean
+            r.coherent_box_tests_mean,
+            r.coherent_axis_tests_mean
         );
     }
     Ok(())

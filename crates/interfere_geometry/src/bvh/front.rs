@@ -18,6 +18,8 @@
 //! - A separated entry recorded when the accumulation was `M₀` with gap `g` is still separated
 //!   while `M < M₀ + g`: it is kept without a test. Otherwise (and for every leaf pair with
 //!   overlapping boxes) the traversal resumes from that entry, and its descendants replace it.
+//!   An expired separated entry is first tested on the face axis that separated it last time
+//!   alone ([`crate::obb::obb_face_gap_placed`]); still apart there, it stays with that gap.
 //!
 //! Every leaf pair whose triangles may meet is below an entry that was tested in this query, and
 //! the leaf test is the exact one, so the answer is exactly the full traversal's (oracle tests:
@@ -26,7 +28,9 @@
 //! ([`REGROW`]), the next query starts again from the roots.
 
 use crate::bvh::obbtree::{Descent, ObbNodeKind, ObbTree, descend};
-use crate::obb::{Obb, PlacedObb, obb_gap, obb_gap_placed};
+use crate::obb::{
+    FaceAxis, NO_FACE_AXIS, Obb, PlacedObb, obb_face_gap_placed, obb_gap_placed_axis,
+};
 use crate::pose::DPose;
 use glam::DVec3;
 
@@ -39,7 +43,11 @@ pub const REGROW_MIN: usize = 256;
 /// One entry of a [`TraversalFront`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry {
+    /// Node of A, and in the top bits ([`AXIS_SHIFT`]) the face axis that separated the boxes
+    /// when they were last tested ([`crate::obb::FaceAxis`]; [`NO_FACE_AXIS`] for leaf pairs and
+    /// pairs separated by a cross-product axis).
     a: u32,
+    /// Node of B, and in the top bits ([`KIND_SHIFT`]) the entry's kind.
     b: u32,
     /// The entry is tested again once the accumulated motion reaches this value (`-∞`: always).
     limit: f64,
@@ -52,8 +60,11 @@ pub struct FrontStats {
     pub from_roots: bool,
     /// Entries kept untested.
     pub kept: usize,
-    /// Box tests run.
+    /// Box tests run (the 15-axis test, or one face axis alone: `axis_tests`).
     pub box_tests: usize,
+    /// Of the box tests, those that re-tested a node pair on the face axis that separated it last
+    /// time alone and found it still apart (see [`crate::obb::obb_face_gap_placed`]).
+    pub axis_tests: usize,
     /// Exact triangle tests run.
     pub leaf_tests: usize,
     /// Entries after the query.
@@ -139,7 +150,7 @@ fn crossing_pair(a: &ObbTree, b: &ObbTree, e: &Entry) -> Option<(u32, u32)> {
         return None;
     }
     match (
-        a.nodes()[e.a as usize].kind,
+        a.nodes()[(e.a & A_NODE_MASK) as usize].kind,
         b.nodes()[(e.b & NODE_MASK) as usize].kind,
     ) {
         (ObbNodeKind::Leaf { triangle: ta }, ObbNodeKind::Leaf { triangle: tb }) => Some((ta, tb)),
@@ -150,7 +161,7 @@ fn crossing_pair(a: &ObbTree, b: &ObbTree, e: &Entry) -> Option<(u32, u32)> {
 /// Whether both trees' node indices fit beside an entry's kind bits (below `2³⁰` nodes: half a
 /// billion triangles; larger trees are traversed from the roots every time).
 fn certifiable(a: &ObbTree, b: &ObbTree) -> bool {
-    a.nodes().len() <= NODE_MASK as usize && b.nodes().len() <= NODE_MASK as usize
+    a.nodes().len() <= A_NODE_MASK as usize && b.nodes().len() <= NODE_MASK as usize
 }
 
 /// The Frobenius norm of `m`.
@@ -267,6 +278,15 @@ const NODE_MASK: u32 = (1 << KIND_SHIFT) - 1;
 const APART: u32 = 0;
 const B_EDGE_THROUGH_A: u32 = 1;
 const A_EDGE_THROUGH_B: u32 = 2;
+/// An entry's face axis, in the top three bits of its `a` (A's node indices stay below `2²⁹`).
+const AXIS_SHIFT: u32 = 29;
+const A_NODE_MASK: u32 = (1 << AXIS_SHIFT) - 1;
+
+/// Entry `a` of node `ia` with face axis `axis`.
+#[inline(always)]
+fn with_axis(ia: u32, axis: FaceAxis) -> u32 {
+    ia | (u32::from(axis) << AXIS_SHIFT)
+}
 
 /// The exact answer `meet` of triangles `a` and `b` (B's corners already in A's frame) with a
 /// certificate computed in `f64` and shrunk for its rounding:
@@ -441,15 +461,34 @@ impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {
                 r.stats.kept += 1;
                 continue;
             }
-            stack.push((e.a, e.b & NODE_MASK));
+            let (ia, ib) = (e.a & A_NODE_MASK, e.b & NODE_MASK);
+            let axis = (e.a >> AXIS_SHIFT) as FaceAxis;
+            if axis != NO_FACE_AXIS {
+                // A node pair apart along this axis last time: most often still apart along it.
+                let (na, nb) = (&self.a.nodes()[ia as usize], &self.b.nodes()[ib as usize]);
+                let b_placed = placed.get(ib, &nb.obb, self.b_to_a);
+                if let Some(gap) = obb_face_gap_placed(&na.obb, b_placed, axis) {
+                    r.stats.box_tests += 1;
+                    r.stats.axis_tests += 1;
+                    if self.record {
+                        r.next.push(Entry {
+                            a: e.a,
+                            b: e.b,
+                            limit: self.motion.apart + gap,
+                        });
+                    }
+                    continue;
+                }
+            }
+            stack.push((ia, ib));
             while let Some((ia, ib)) = stack.pop() {
                 let (na, nb) = (&self.a.nodes()[ia as usize], &self.b.nodes()[ib as usize]);
                 r.stats.box_tests += 1;
                 let b_placed = placed.get(ib, &nb.obb, self.b_to_a);
-                if let Some(gap) = obb_gap_placed(&na.obb, b_placed) {
+                if let Some((gap, axis)) = obb_gap_placed_axis(&na.obb, b_placed) {
                     if self.record {
                         r.next.push(Entry {
-                            a: ia,
+                            a: with_axis(ia, axis),
                             b: ib,
                             limit: self.motion.apart + gap,
                         });
@@ -504,10 +543,11 @@ impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {
             for e in &level {
                 let (na, nb) = (&self.a.nodes()[e.a as usize], &self.b.nodes()[e.b as usize]);
                 r.stats.box_tests += 1;
-                if let Some(gap) = obb_gap(&na.obb, &nb.obb, self.b_to_a) {
+                let b_placed = PlacedObb::new(&nb.obb, self.b_to_a);
+                if let Some((gap, axis)) = obb_gap_placed_axis(&na.obb, &b_placed) {
                     if self.record {
                         r.next.push(Entry {
-                            a: e.a,
+                            a: with_axis(e.a, axis),
                             b: e.b,
                             limit: self.motion.apart + gap,
                         });
@@ -583,6 +623,7 @@ impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {
             r.pairs.extend(part.pairs);
             r.stats.kept += part.stats.kept;
             r.stats.box_tests += part.stats.box_tests;
+            r.stats.axis_tests += part.stats.axis_tests;
             r.stats.leaf_tests += part.stats.leaf_tests;
         }
         r
@@ -755,7 +796,7 @@ mod tests {
     use super::*;
     use crate::brute_force::all_pairs_brute;
     use crate::mesh::TriMesh;
-    use crate::obb::{Obb, obb_overlap};
+    use crate::obb::{Obb, obb_gap, obb_overlap};
     use crate::shapes;
     use crate::threads::{ThreadSpec, bolt, nut};
     use crate::tri_tri::triangles_intersect;
@@ -983,10 +1024,13 @@ mod tests {
         );
     }
 
+    /// [`obb_gap`] and each face axis' gap alone ([`obb_face_gap_placed`]) are lower bounds on
+    /// the distance between random boxes (points sampled on both), the 15-axis gap is `None`
+    /// exactly when the boxes overlap, and no face axis alone separates overlapping boxes.
     #[test]
     fn gap_is_none_exactly_when_the_boxes_overlap_and_never_exceeds_the_distance() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let mut separated = 0;
+        let (mut separated, mut face_named) = (0, 0);
         for k in 0..4000 {
             let random_box = |rng: &mut ChaCha8Rng| {
                 let r = DMat3::from_quat(DQuat::from_axis_angle(
@@ -1011,9 +1055,29 @@ mod tests {
             let pose = random_pose(&mut rng, 1.5);
             let gap = obb_gap(&a, &b, &pose);
             assert_eq!(gap.is_none(), obb_overlap(&a, &b, &pose));
+            // Each face axis alone: a gap where it separates, never more than the 15-axis one,
+            // and the axis the 15-axis gap names gives that gap again (to the rounding of the
+            // `f32` axes, which the 15-axis test takes as orthonormal).
+            let placed = PlacedObb::new(&b, &pose);
+            let named = obb_gap_placed_axis(&a, &placed);
+            assert_eq!(named.map(|(g, _)| g), gap);
+            let faces: Vec<f64> = (1..=6)
+                .filter_map(|axis| obb_face_gap_placed(&a, &placed, axis))
+                .collect();
+            assert_eq!(obb_face_gap_placed(&a, &placed, NO_FACE_AXIS), None);
+            if let Some((g, axis)) = named {
+                if axis != NO_FACE_AXIS {
+                    let alone = obb_face_gap_placed(&a, &placed, axis).expect("still apart");
+                    assert!((alone - g).abs() <= 1e-6 * (1.0 + g), "{alone} against {g}");
+                    face_named += 1;
+                }
+            } else {
+                assert!(faces.is_empty(), "a face axis separates overlapping boxes");
+            }
             let Some(gap) = gap else { continue };
             separated += 1;
             assert!(gap >= 0.0);
+            let gap = faces.iter().fold(gap, |m, &g| m.max(g));
             // No pair of points of the two boxes is closer than the gap (corners, and random
             // points on the faces).
             let point = |o: &Obb, rng: &mut ChaCha8Rng| {
@@ -1040,6 +1104,7 @@ mod tests {
             }
         }
         assert!(separated > 1000, "{separated}");
+        assert!(face_named > 500, "{face_named}");
     }
 
     /// A leaf answer with a certificate does not change when the corners of the triangle that
