@@ -637,8 +637,8 @@ fn long_commands_report_progress_on_stderr_unless_quiet() {
 }
 
 /// `bench coherence`: a bumpy sphere resting on its copy; the coherent query's answers equal the
-/// full traversal's (the command fails otherwise) and at rest it runs a small part of its box
-/// tests.
+/// full traversal's (the command fails otherwise), at rest it runs a small part of its box
+/// tests, and it reports how many of them were one-axis re-tests.
 #[test]
 fn bench_coherence_checks_answers_and_reports_both_ways() {
     let dir = temp_dir("bench-coherence");
@@ -673,6 +673,16 @@ fn bench_coherence_checks_answers_and_reports_both_ways() {
     assert!(
         front * 5.0 < full,
         "at rest: {front} box tests against {full}"
+    );
+    // The one-axis re-tests are a part of the box tests, and a turning pair has some.
+    for r in rows {
+        let axis = r["coherent_axis_tests_mean"].as_f64().unwrap();
+        assert!(axis <= r["coherent_box_tests_mean"].as_f64().unwrap(), "{r}");
+    }
+    assert!(
+        rows[2]["coherent_axis_tests_mean"].as_f64().unwrap() > 0.0,
+        "{}",
+        rows[2]
     );
     let (ok, _, err) = interfere(&["bench", "coherence", "--steps", "2"]);
     assert!(!ok && err.contains("--mesh"), "{err}");
