@@ -677,7 +677,10 @@ fn bench_coherence_checks_answers_and_reports_both_ways() {
     // The one-axis re-tests are a part of the box tests, and a turning pair has some.
     for r in rows {
         let axis = r["coherent_axis_tests_mean"].as_f64().unwrap();
-        assert!(axis <= r["coherent_box_tests_mean"].as_f64().unwrap(), "{r}");
+        assert!(
+            axis <= r["coherent_box_tests_mean"].as_f64().unwrap(),
+            "{r}"
+        );
     }
     assert!(
         rows[2]["coherent_axis_tests_mean"].as_f64().unwrap() > 0.0,

@@ -1,5 +1,9 @@
 //! Running independent per-pair work on every core with results in input order, so the outcome
-//! does not depend on the thread count (determinism).
+//! does not depend on the thread count (determinism): the calling thread and scoped helpers take
+//! chunks from a shared counter.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// The number of worker threads to use: `INTERFERE_THREADS` when set to a positive integer,
 /// else the machine's available parallelism.
@@ -11,8 +15,38 @@ pub fn thread_count() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `items.map(f)` on up to `threads` threads, in order (contiguous chunks, one scoped thread
-/// each). A panic in `f` is propagated.
+/// Chunks per thread of a map: small enough that a helper that starts late (or a thread whose
+/// pairs are light) still takes its share of what is left, large enough to keep the counter cold.
+const CHUNKS_PER_THREAD: usize = 8;
+
+/// The chunk length for `len` items on `threads` threads.
+fn chunk_len(len: usize, threads: usize) -> usize {
+    len.div_ceil(CHUNKS_PER_THREAD * threads).max(1)
+}
+
+/// Runs `work` on the calling thread and on `helpers` scoped threads at once, and returns the
+/// chunks all of them produced, in chunk order. A panic in any of them is propagated.
+fn run_shared<R: Send>(helpers: usize, work: impl Fn() -> Vec<(usize, Vec<R>)> + Sync) -> Vec<R> {
+    let mut done = std::thread::scope(|scope| {
+        let started: Vec<_> = (0..helpers).map(|_| scope.spawn(&work)).collect();
+        let mut done = work();
+        for h in started {
+            done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        done
+    });
+    done.sort_unstable_by_key(|(k, _)| *k);
+    done.into_iter().flat_map(|(_, v)| v).collect()
+}
+
+/// `items.map(f)` on up to `threads` threads, in order. A panic in `f` is propagated.
+///
+/// The calling thread works too, beside `threads − 1` scoped helpers, and every thread takes the
+/// next chunk of items from a shared counter: on the 2-core reference machine (a virtual one) a
+/// helper runs about 77 µs after it is started when the caller keeps its core busy, and the
+/// caller used to wait idle while one contiguous half per thread was mapped (the helpers then
+/// started on the caller's core, and the maps of a 150-box pile ran no faster than on one thread;
+/// docs/benchmarks.md, "Two threads in the contact stage").
 pub fn par_map_with<T: Sync, R: Send>(
     threads: usize,
     items: &[T],
@@ -21,24 +55,21 @@ pub fn par_map_with<T: Sync, R: Send>(
     if threads <= 1 || items.len() < 2 {
         return items.iter().map(&f).collect();
     }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|c| {
-                let f = &f;
-                scope.spawn(move || c.iter().map(f).collect::<Vec<R>>())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+    let chunks: Vec<&[T]> = items.chunks(chunk_len(items.len(), threads)).collect();
+    let next = AtomicUsize::new(0);
+    run_shared(threads.min(chunks.len()) - 1, || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(c) = chunks.get(k) else { break };
+            done.push((k, c.iter().map(&f).collect::<Vec<R>>()));
+        }
+        done
     })
 }
 
-/// `items.map(f)` with `f` taking each item mutably, on up to `threads` threads, in order
-/// (contiguous chunks, one scoped thread each). A panic in `f` is propagated.
+/// `items.map(f)` with `f` taking each item mutably, on up to `threads` threads, in order (as
+/// [`par_map_with`]). A panic in `f` is propagated.
 pub fn par_map_mut_with<T: Send, R: Send>(
     threads: usize,
     items: &mut [T],
@@ -47,19 +78,23 @@ pub fn par_map_mut_with<T: Send, R: Send>(
     if threads <= 1 || items.len() < 2 {
         return items.iter_mut().map(&f).collect();
     }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks_mut(chunk)
-            .map(|c| {
-                let f = &f;
-                scope.spawn(move || c.iter_mut().map(f).collect::<Vec<R>>())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+    let chunk = chunk_len(items.len(), threads);
+    let slots: Vec<Mutex<Option<&mut [T]>>> = items
+        .chunks_mut(chunk)
+        .map(|c| Mutex::new(Some(c)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    run_shared(threads.min(slots.len()) - 1, || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = slots.get(k) else { break };
+            let taken = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(c) = taken {
+                done.push((k, c.iter_mut().map(&f).collect::<Vec<R>>()));
+            }
+        }
+        done
     })
 }
 
@@ -83,6 +118,39 @@ mod tests {
             });
             assert_eq!(got, (1..=1000).map(|x| x * 2).collect::<Vec<u64>>());
             assert_eq!(items, (1..=1000).collect::<Vec<u64>>());
+        }
+        // Items of very different cost (a few heavy ones together), any thread count: the
+        // chunks come back in order.
+        let cost = |x: &u64| {
+            let n = if *x % 97 < 3 { 20_000 } else { 10 };
+            (0..n).fold(*x, |a, i| a.wrapping_mul(31).wrapping_add(i))
+        };
+        let serial: Vec<u64> = items.iter().map(cost).collect();
+        for threads in [2, 3, 5] {
+            assert_eq!(par_map_with(threads, &items, cost), serial);
+        }
+    }
+
+    /// A panic in the work, on the calling thread or a helper, reaches the caller.
+    #[test]
+    fn a_panic_in_the_work_is_propagated() {
+        for bad in [0u64, 57, 99] {
+            let items: Vec<u64> = (0..100).collect();
+            let r = std::panic::catch_unwind(|| {
+                par_map_with(2, &items, |&x| {
+                    assert!(x != bad, "item {bad}");
+                    x
+                })
+            });
+            assert!(r.is_err(), "item {bad}");
+            let mut items = items;
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                par_map_mut_with(3, &mut items, |x| {
+                    assert!(*x != bad, "item {bad}");
+                    *x
+                })
+            }));
+            assert!(r.is_err(), "item {bad}");
         }
     }
 }
