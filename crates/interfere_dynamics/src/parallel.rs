@@ -24,11 +24,30 @@ fn chunk_len(len: usize, threads: usize) -> usize {
     len.div_ceil(CHUNKS_PER_THREAD * threads).max(1)
 }
 
-/// Runs `work` on the calling thread and on `helpers` scoped threads at once, and returns the
-/// chunks all of them produced, in chunk order. A panic in any of them is propagated.
-fn run_shared<R: Send>(helpers: usize, work: impl Fn() -> Vec<(usize, Vec<R>)> + Sync) -> Vec<R> {
+/// Maps chunks `0..count` with `map_chunk` on the calling thread and on up to `threads − 1`
+/// scoped helpers at once, each taking the next chunk from a shared counter, and returns the
+/// chunks' results in chunk order (`map_chunk` gives `None` for a chunk with nothing to map). A
+/// panic in any of them is propagated.
+fn run_shared<R: Send>(
+    threads: usize,
+    count: usize,
+    map_chunk: impl Fn(usize) -> Option<Vec<R>> + Sync,
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= count {
+                break done;
+            }
+            if let Some(v) = map_chunk(k) {
+                done.push((k, v));
+            }
+        }
+    };
     let mut done = std::thread::scope(|scope| {
-        let started: Vec<_> = (0..helpers).map(|_| scope.spawn(&work)).collect();
+        let started: Vec<_> = (1..threads.min(count)).map(|_| scope.spawn(work)).collect();
         let mut done = work();
         for h in started {
             done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
@@ -56,15 +75,8 @@ pub fn par_map_with<T: Sync, R: Send>(
         return items.iter().map(&f).collect();
     }
     let chunks: Vec<&[T]> = items.chunks(chunk_len(items.len(), threads)).collect();
-    let next = AtomicUsize::new(0);
-    run_shared(threads.min(chunks.len()) - 1, || {
-        let mut done = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(c) = chunks.get(k) else { break };
-            done.push((k, c.iter().map(&f).collect::<Vec<R>>()));
-        }
-        done
+    run_shared(threads, chunks.len(), |k| {
+        Some(chunks[k].iter().map(&f).collect())
     })
 }
 
@@ -83,18 +95,12 @@ pub fn par_map_mut_with<T: Send, R: Send>(
         .chunks_mut(chunk)
         .map(|c| Mutex::new(Some(c)))
         .collect();
-    let next = AtomicUsize::new(0);
-    run_shared(threads.min(slots.len()) - 1, || {
-        let mut done = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(slot) = slots.get(k) else { break };
-            let taken = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-            if let Some(c) = taken {
-                done.push((k, c.iter_mut().map(&f).collect::<Vec<R>>()));
-            }
-        }
-        done
+    run_shared(threads, slots.len(), |k| {
+        let taken = slots[k]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        taken.map(|c| c.iter_mut().map(&f).collect())
     })
 }
 
