@@ -158,8 +158,9 @@ fn crossing_pair(a: &ObbTree, b: &ObbTree, e: &Entry) -> Option<(u32, u32)> {
     }
 }
 
-/// Whether both trees' node indices fit beside an entry's kind bits (below `2³⁰` nodes: half a
-/// billion triangles; larger trees are traversed from the roots every time).
+/// Whether both trees' node indices fit beside an entry's bits (A's face axis, B's kind): A below
+/// `2²⁹` nodes (a quarter of a billion triangles), B below `2³⁰`; larger trees are traversed from
+/// the roots every time.
 fn certifiable(a: &ObbTree, b: &ObbTree) -> bool {
     a.nodes().len() <= A_NODE_MASK as usize && b.nodes().len() <= NODE_MASK as usize
 }
