@@ -1,8 +1,8 @@
 //! Running independent per-pair work on every core with results in input order, so the outcome
 //! does not depend on the thread count (determinism): the calling thread and scoped helpers take
-//! chunks from a shared counter.
+//! chunks from a shared counter (`interfere_geometry::parallel::map_chunks`).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use interfere_geometry::parallel::map_chunks;
 use std::sync::{Mutex, PoisonError};
 
 /// The number of worker threads to use: `INTERFERE_THREADS` when set to a positive integer,
@@ -24,40 +24,6 @@ fn chunk_len(len: usize, threads: usize) -> usize {
     len.div_ceil(CHUNKS_PER_THREAD * threads).max(1)
 }
 
-/// Maps chunks `0..count` with `map_chunk` on the calling thread and on up to `threads − 1`
-/// scoped helpers at once, each taking the next chunk from a shared counter, and returns the
-/// chunks' results in chunk order (`map_chunk` gives `None` for a chunk with nothing to map). A
-/// panic in any of them is propagated.
-fn run_shared<R: Send>(
-    threads: usize,
-    count: usize,
-    map_chunk: impl Fn(usize) -> Option<Vec<R>> + Sync,
-) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            if k >= count {
-                break done;
-            }
-            if let Some(v) = map_chunk(k) {
-                done.push((k, v));
-            }
-        }
-    };
-    let mut done = std::thread::scope(|scope| {
-        let started: Vec<_> = (1..threads.min(count)).map(|_| scope.spawn(work)).collect();
-        let mut done = work();
-        for h in started {
-            done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-        }
-        done
-    });
-    done.sort_unstable_by_key(|(k, _)| *k);
-    done.into_iter().flat_map(|(_, v)| v).collect()
-}
-
 /// `items.map(f)` on up to `threads` threads, in order. A panic in `f` is propagated.
 ///
 /// The calling thread works too, beside `threads − 1` scoped helpers, and every thread takes the
@@ -75,7 +41,7 @@ pub fn par_map_with<T: Sync, R: Send>(
         return items.iter().map(&f).collect();
     }
     let chunks: Vec<&[T]> = items.chunks(chunk_len(items.len(), threads)).collect();
-    run_shared(threads, chunks.len(), |k| {
+    map_chunks(threads, chunks.len(), |k| {
         Some(chunks[k].iter().map(&f).collect())
     })
 }
@@ -95,7 +61,7 @@ pub fn par_map_mut_with<T: Send, R: Send>(
         .chunks_mut(chunk)
         .map(|c| Mutex::new(Some(c)))
         .collect();
-    run_shared(threads, slots.len(), |k| {
+    map_chunks(threads, slots.len(), |k| {
         let taken = slots[k]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -23,6 +23,7 @@ pub mod key_hash;
 pub mod kitamura;
 pub mod mesh;
 pub mod obb;
+pub mod parallel;
 pub mod pipeline;
 pub mod pose;
 pub mod primitives;

@@ -596,31 +596,13 @@ impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {
         }
         let chunk = entries.len().div_ceil(8 * threads).max(256);
         let chunks: Vec<&[Entry]> = entries.chunks(chunk).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let work = || {
-            let mut mine = Vec::new();
-            loop {
-                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(c) = chunks.get(k) else { break };
-                let mut part = Resumed::default();
-                self.resume(c, &mut part);
-                mine.push((k, part));
-            }
-            mine
-        };
         // The calling thread takes chunks too, beside `threads − 1` helpers.
-        let mut done: Vec<(usize, Resumed)> = std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..threads.min(chunks.len()))
-                .map(|_| scope.spawn(work))
-                .collect();
-            let mut done = work();
-            for h in helpers {
-                done.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-            }
-            done
+        let done = crate::parallel::map_chunks(threads, chunks.len(), |k| {
+            let mut part = Resumed::default();
+            self.resume(chunks[k], &mut part);
+            Some(vec![part])
         });
-        done.sort_unstable_by_key(|(k, _)| *k);
-        for (_, part) in done {
+        for part in done {
             r.next.extend(part.next);
             r.pairs.extend(part.pairs);
             r.stats.kept += part.stats.kept;

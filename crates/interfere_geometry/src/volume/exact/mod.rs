@@ -400,17 +400,9 @@ impl<'a> ExactVolume<'a> {
                 return run(pairs, dir).map_err(inconsistent);
             }
             let chunk = pairs.len().div_ceil(threads);
-            // The calling thread maps the last chunk itself instead of waiting.
-            let mut chunks = pairs.chunks(chunk);
-            let own = chunks.next_back();
-            let parts: Vec<Result<(Vec<PairHit>, bool), Inconsistent>> = std::thread::scope(|s| {
-                let handles: Vec<_> = chunks.map(|c| s.spawn(move || run(c, dir))).collect();
-                let own = own.map(|c| run(c, dir));
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                    .chain(own)
-                    .collect()
+            let chunks: Vec<&[(u32, u32)]> = pairs.chunks(chunk).collect();
+            let parts = crate::parallel::map_chunks(threads, chunks.len(), |k| {
+                Some(vec![run(chunks[k], dir)])
             });
             let mut hits = Vec::new();
             let mut symbolic = false;
