@@ -6,13 +6,14 @@ use interfere_geometry::parallel::map_chunks;
 use std::sync::{Mutex, PoisonError};
 
 /// The number of worker threads to use: `INTERFERE_THREADS` when set to a positive integer,
-/// else the machine's available parallelism.
+/// else the machine's available parallelism (asked once:
+/// `interfere_geometry::parallel::available_threads`).
 pub fn thread_count() -> usize {
     std::env::var("INTERFERE_THREADS")
         .ok()
         .and_then(|s| s.parse::<usize>().ok())
         .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .unwrap_or_else(interfere_geometry::parallel::available_threads)
 }
 
 /// Chunks per thread of a map: small enough that a helper that starts late (or a thread whose

@@ -379,7 +379,7 @@ impl<'a> ExactVolume<'a> {
             &sorted[..]
         };
         let threads = match options.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => crate::parallel::available_threads(),
             n => n,
         }
         .min(pairs.len() / PAIRS_PER_THREAD)
