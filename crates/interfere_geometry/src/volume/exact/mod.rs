@@ -235,12 +235,12 @@ impl std::fmt::Debug for ExactVolume<'_> {
     }
 }
 
+/// The solid's box, as the solid keeps it (the extremes of its `f32` vertices, exact in `f64`):
+/// an `ExactVolume` is made for every pair and step by the dynamics, and folding over every
+/// vertex here was about 1 % of the nut demo's step (88,000 vertices, twice a step).
 fn bounds_of(s: &Solid) -> [DVec3; 2] {
-    s.vertices()
-        .iter()
-        .fold([DVec3::INFINITY, DVec3::NEG_INFINITY], |[lo, hi], v| {
-            [lo.min(v.as_dvec3()), hi.max(v.as_dvec3())]
-        })
+    let (lo, hi) = s.bounds();
+    [lo, hi]
 }
 
 /// Fewer candidate pairs than this per thread are not worth a thread.
