@@ -36,15 +36,20 @@ pub(crate) struct MeshScratch {
 }
 
 impl MeshScratch {
+    /// Makes room for a mesh of `tris` triangles, `edges` edges and `verts` vertices. Arrays
+    /// already as large or larger are kept: an entry is only read after this query has stamped
+    /// it (or, for a vertex, touched it), so entries beyond the mesh and those left by other
+    /// meshes are never read. (Until 2026-11-30 the arrays were remade at every change of size,
+    /// so a heap of meshes of many sizes allocated and zeroed them for nearly every pair.)
     fn fit(&mut self, tris: usize, edges: usize, verts: usize) {
-        if self.tri_slot.len() != tris {
+        if self.tri_slot.len() < tris {
             self.tri_slot = vec![[0, 0]; tris];
         }
-        if self.edge_stamp.len() != edges {
+        if self.edge_stamp.len() < edges {
             self.edge_stamp = vec![0; edges];
             self.edge_head = vec![0; edges];
         }
-        if self.vert_stamp.len() != verts {
+        if self.vert_stamp.len() < verts {
             self.vert_stamp = vec![0; verts];
             self.vert_parent = vec![0; verts];
             self.vert_parity = vec![0; verts];
@@ -161,8 +166,8 @@ impl MeshScratch {
     }
 }
 
-/// Scratch for one query: per-mesh stamped slots (sized to the meshes, valid for any meshes of
-/// those sizes) and the boundary sums' terms.
+/// Scratch for one query: per-mesh stamped slots (at least as large as the meshes, valid for
+/// any meshes that fit) and the boundary sums' terms.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     stamp: u32,
@@ -171,11 +176,11 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
-    /// Whether its slots are sized for meshes of `tris` triangles, `edges` edges and `verts`
-    /// vertices (a and b), so that a query on them allocates nothing.
+    /// Whether its slots are large enough for meshes of `tris` triangles, `edges` edges and
+    /// `verts` vertices (a and b), so that a query on them allocates nothing.
     pub(crate) fn fits(&self, sizes: [(usize, usize, usize); 2]) -> bool {
         self.mesh.iter().zip(sizes).all(|(m, (t, e, v))| {
-            m.tri_slot.len() == t && m.edge_stamp.len() == e && m.vert_stamp.len() == v
+            m.tri_slot.len() >= t && m.edge_stamp.len() >= e && m.vert_stamp.len() >= v
         })
     }
 }
