@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The machine's available parallelism (at least 1), asked once and remembered: the standard
 /// library asks the kernel and reads the cgroup quota files on every call, about 12 µs on the
-/// 2-core reference machine, and the contact stage asked four to six times a step (0.6 % of the
-/// 200-mesh heap's step, 1.3 % of the 150-box pile's).
+/// 2-core reference machine, and the contact stage asked four to six times a step (about 50 µs,
+/// half a percent of the 200-mesh heap's step).
 pub fn available_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))

@@ -236,8 +236,8 @@ impl std::fmt::Debug for ExactVolume<'_> {
 }
 
 /// The solid's box, as the solid keeps it (the extremes of its `f32` vertices, exact in `f64`):
-/// an `ExactVolume` is made for every pair and step by the dynamics, and folding over every
-/// vertex here was about 1 % of the nut demo's step (88,000 vertices, twice a step).
+/// the dynamics make an `ExactVolume` for every pair and query, and folding over every vertex
+/// here was about 1 % of the nut demo's step (88,000 vertices a query).
 fn bounds_of(s: &Solid) -> [DVec3; 2] {
     let (lo, hi) = s.bounds();
     [lo, hi]
