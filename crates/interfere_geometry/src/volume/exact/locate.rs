@@ -7,9 +7,9 @@
 //! or a segment through an edge or a vertex of it, is decided consistently with the crossings
 //! of the pairs, and the signed count of crossings (the winding number) is exact. Triangles are
 //! first rejected by their boxes around the segment, which runs along an axis of the other
-//! solid's frame. This costs a pass over the other mesh: it runs only for a patch of crossing
-//! triangles that no crossing edge anchors, and for a shell with no crossing whose box meets
-//! the other solid's box.
+//! solid's frame; a segment that misses the other solid's box is outside without the pass.
+//! The pass over the other mesh runs only for a patch of crossing triangles that no crossing
+//! edge anchors, and for a shell with no crossing whose box meets the other solid's box.
 
 use super::predicates::{edge_edge_dir, side_of_a_point_dir, side_of_b_point_dir};
 use crate::pose::DPose;
@@ -38,6 +38,11 @@ pub(crate) fn a_point_in_b(
         DVec3::new(pl.x - m, pl.y - m, pl.z - m),
         DVec3::new(pl.x + length + m, pl.y + m, pl.z + m),
     );
+    if b_bounds[1].cmplt(lo).any() || b_bounds[0].cmpgt(hi).any() {
+        // The segment's box misses B's box, which holds every triangle's box: the loop below
+        // would reject every triangle (a slab's corner far beside a body resting on it).
+        return false;
+    }
     let verts = b.vertices();
     let mut winding = 0i64;
     for tri in b.triangles() {
@@ -76,6 +81,17 @@ pub(crate) fn b_point_in_a(
     let extent = (a_bounds[1] - a_bounds[0]).length();
     let length = (a_bounds[1].x - q.x).max(0.0) + extent + 1.0;
     let f = DVec3::new(q.x + length, q.y, q.z);
+    if a_bounds[1].x < q.x
+        || a_bounds[0].x > f.x
+        || a_bounds[1].y < q.y
+        || a_bounds[0].y > q.y
+        || a_bounds[1].z < q.z
+        || a_bounds[0].z > q.z
+    {
+        // The segment misses A's box, which holds every triangle's box: the loop below would
+        // reject every triangle.
+        return false;
+    }
     let verts = a.vertices();
     let mut winding = 0i64;
     for tri in a.triangles() {
