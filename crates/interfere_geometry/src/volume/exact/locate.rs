@@ -38,7 +38,7 @@ pub(crate) fn a_point_in_b(
         DVec3::new(pl.x - m, pl.y - m, pl.z - m),
         DVec3::new(pl.x + length + m, pl.y + m, pl.z + m),
     );
-    if b_bounds[1].cmplt(lo).any() || b_bounds[0].cmpgt(hi).any() {
+    if apart(b_bounds, [lo, hi]) {
         // The segment's box misses B's box, which holds every triangle's box: the loop below
         // would reject every triangle (a slab's corner far beside a body resting on it).
         return false;
@@ -49,7 +49,7 @@ pub(crate) fn a_point_in_b(
         let q = tri.map(|i| verts[i as usize].as_dvec3());
         let tmin = q[0].min(q[1]).min(q[2]);
         let tmax = q[0].max(q[1]).max(q[2]);
-        if tmax.cmplt(lo).any() || tmin.cmpgt(hi).any() {
+        if apart([tmin, tmax], [lo, hi]) {
             continue;
         }
         let t = tri.map(|i| b_to_a.transform_point(verts[i as usize]));
@@ -81,13 +81,8 @@ pub(crate) fn b_point_in_a(
     let extent = (a_bounds[1] - a_bounds[0]).length();
     let length = (a_bounds[1].x - q.x).max(0.0) + extent + 1.0;
     let f = DVec3::new(q.x + length, q.y, q.z);
-    if a_bounds[1].x < q.x
-        || a_bounds[0].x > f.x
-        || a_bounds[1].y < q.y
-        || a_bounds[0].y > q.y
-        || a_bounds[1].z < q.z
-        || a_bounds[0].z > q.z
-    {
+    // The segment runs along A's x axis: its box is [q, f].
+    if apart(a_bounds, [q, f]) {
         // The segment misses A's box, which holds every triangle's box: the loop below would
         // reject every triangle.
         return false;
@@ -98,13 +93,7 @@ pub(crate) fn b_point_in_a(
         let t = tri.map(|i| verts[i as usize].as_dvec3());
         let tmin = t[0].min(t[1]).min(t[2]);
         let tmax = t[0].max(t[1]).max(t[2]);
-        if tmax.x < q.x
-            || tmin.x > f.x
-            || tmax.y < q.y
-            || tmin.y > q.y
-            || tmax.z < q.z
-            || tmin.z > q.z
-        {
+        if apart([tmin, tmax], [q, f]) {
             continue;
         }
         let sq = side_of_b_point_dir(t[0], t[1], t[2], q, dir, sym);
@@ -121,4 +110,11 @@ pub(crate) fn b_point_in_a(
         }
     }
     winding != 0
+}
+
+/// Whether boxes `a` and `b` (lower and upper corners) are apart along some axis: one's upper
+/// corner below the other's lower one (touching boxes are not apart; a NaN separates nothing).
+#[inline(always)]
+fn apart(a: [DVec3; 2], b: [DVec3; 2]) -> bool {
+    a[1].cmplt(b[0]).any() || a[0].cmpgt(b[1]).any()
 }
