@@ -211,7 +211,8 @@ impl SpatialQuery<'_> {
         .collect()
     }
 
-    /// The entities whose solid contains `point` (exact; a point on the surface is contained).
+    /// The entities whose solid contains `point` (exact; a point on the surface is contained),
+    /// in no particular order.
     pub fn point_intersections(&self, point: Vec3, filter: &SpatialQueryFilter) -> Vec<Entity> {
         let pw = &*self.world;
         let found = with_filter(pw, filter, |f| {
@@ -222,7 +223,9 @@ impl SpatialQuery<'_> {
 
     /// The entities whose collider interferes with `shape` placed at `position` and `rotation`
     /// (as an entity's `Transform` places its collider; the shape's scale is the one baked in
-    /// when it was prepared). Exact, with the step's narrow phase: touching counts.
+    /// when it was prepared). Exact, with the step's narrow phase: touching counts. In no
+    /// particular order (the order bodies joined the simulation, which with background collider
+    /// preparation depends on when each collider was ready).
     pub fn shape_intersections(
         &self,
         shape: &ColliderShape,
@@ -242,7 +245,7 @@ impl SpatialQuery<'_> {
     }
 
     /// The entities whose world bounding box overlaps `aabb` (half-spaces: whose solid it
-    /// reaches).
+    /// reaches), in no particular order.
     pub fn aabb_intersections_with_aabb(
         &self,
         aabb: Aabb3d,
