@@ -55,7 +55,7 @@ pub use interference::{Interference, InterferenceError, MeshQueries, Method};
 pub use io::{MeshFormat, load_mesh, save_mesh};
 pub use kitamura::{Detection, FacePair, KitamuraConfig, MovingMesh};
 pub use mesh::{DegeneratePolicy, MeshOptions, TriMesh, ValidationReport};
-pub use obb::{Obb, PlacedObb, obb_gap, obb_gap_placed, obb_overlap};
+pub use obb::{Obb, PlacedObb, obb_gap, obb_gap_placed, obb_overlap, obb_overlap_placed};
 pub use pipeline::{
     LinManochaPipeline, ObjectId, PairDistance, PipelineError, PipelinePair, StepReport,
 };

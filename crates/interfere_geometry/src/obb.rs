@@ -273,6 +273,36 @@ impl PlacedObb {
     }
 }
 
+/// B's boxes placed in A's frame, cached by node (direct-mapped, [`PLACED_CACHE`] slots): a
+/// traversal tests a node of B against many nodes of A in a row (it splits A's larger boxes
+/// first), and placing a box is about half of a box test. A cached box is the box
+/// [`PlacedObb::new`] gives, bit for bit.
+pub(crate) struct PlacedCache {
+    slots: [(u32, PlacedObb); PLACED_CACHE],
+}
+
+/// Slots of a [`PlacedCache`].
+const PLACED_CACHE: usize = 64;
+
+impl PlacedCache {
+    /// An empty cache (`any` fills the slots' unused boxes).
+    pub(crate) fn new(any: &Obb, b_to_a: &DPose) -> Self {
+        Self {
+            slots: [(u32::MAX, PlacedObb::new(any, b_to_a)); PLACED_CACHE],
+        }
+    }
+
+    /// Node `ib`'s box `obb` placed by `b_to_a`.
+    #[inline(always)]
+    pub(crate) fn get(&mut self, ib: u32, obb: &Obb, b_to_a: &DPose) -> &PlacedObb {
+        let slot = &mut self.slots[ib as usize % PLACED_CACHE];
+        if slot.0 != ib {
+            *slot = (ib, PlacedObb::new(obb, b_to_a));
+        }
+        &slot.1
+    }
+}
+
 /// The separating-axis test's allowance for rounding, for boxes of half extents `ha`, `hb`
 /// centred at `ca`, `cb` (one frame): every axis' gap, the 15-axis test's and one face axis'
 /// alone ([`obb_face_gap_placed`]), subtracts the same.
@@ -283,11 +313,6 @@ fn sat_slack(ha: &[f64; 3], hb: &[f64; 3], ca: DVec3, cb: DVec3) -> f64 {
 }
 
 impl Sat {
-    #[inline(always)]
-    fn new(a: &Obb, b: &Obb, b_to_a: &DPose) -> Self {
-        Self::placed(a, &PlacedObb::new(b, b_to_a))
-    }
-
     #[inline(always)]
     fn placed(a: &Obb, b: &PlacedObb) -> Self {
         let aa = a.axes.map(Vec3::as_dvec3);
@@ -325,16 +350,35 @@ impl Sat {
 /// whose edges are parallel; it may also return `true` for pairs closer than about `4e-6` of the
 /// boxes' size (more along the cross-product axes of nearly parallel edges).
 pub fn obb_overlap(a: &Obb, b: &Obb, b_to_a: &DPose) -> bool {
-    let Sat {
-        t,
-        r,
-        abs_r,
-        ha,
-        hb,
-        slack,
-    } = Sat::new(a, b, b_to_a);
-    // Face normals of A.
+    obb_overlap_placed(a, &PlacedObb::new(b, b_to_a))
+}
+
+/// [`obb_overlap`] of box `a` and a box already placed in its frame (the same answer: a
+/// traversal tests one placed box against many boxes of the other tree, [`PlacedCache`]).
+///
+/// The rows of `R` (A's axes against B's) are computed as A's face axes need them, so a pair
+/// separated along A's first axis costs a third of them; every comparison is the one of the
+/// full test, operation for operation.
+#[inline]
+pub fn obb_overlap_placed(a: &Obb, b: &PlacedObb) -> bool {
+    let aa = a.axes.map(Vec3::as_dvec3);
+    let bb = b.axes;
+    let ca = a.center.as_dvec3();
+    let cb = b.center;
+    let d = cb - ca;
+    let ha = a.half_extents.as_dvec3().to_array();
+    let hb = b.half_extents.as_dvec3().to_array();
+    let slack = sat_slack(&ha, &hb, ca, cb);
+    let mut t = [0.0f64; 3];
+    let mut r = [[0.0f64; 3]; 3];
+    let mut abs_r = [[0.0f64; 3]; 3];
+    // Face normals of A, each with its row of R.
     for i in 0..3 {
+        for j in 0..3 {
+            r[i][j] = aa[i].dot(bb[j]);
+            abs_r[i][j] = r[i][j].abs() + ABS_R_EPS;
+        }
+        t[i] = aa[i].dot(d);
         let rb = hb[0] * abs_r[i][0] + hb[1] * abs_r[i][1] + hb[2] * abs_r[i][2];
         if t[i].abs() > ha[i] + rb + slack {
             return false;

@@ -29,7 +29,7 @@
 
 use crate::bvh::obbtree::{Descent, ObbNodeKind, ObbTree, descend};
 use crate::obb::{
-    FaceAxis, NO_FACE_AXIS, Obb, PlacedObb, obb_face_gap_placed, obb_gap_placed_axis,
+    FaceAxis, NO_FACE_AXIS, PlacedCache, PlacedObb, obb_face_gap_placed, obb_gap_placed_axis,
 };
 use crate::pose::DPose;
 use glam::DVec3;
@@ -416,34 +416,6 @@ struct Query<'a, F> {
     motion: Motion,
     /// Whether to record the replacing entries (`false`: a read-only query).
     record: bool,
-}
-
-/// B's boxes placed in A's frame, cached by node (direct-mapped, [`PLACED_CACHE`] slots): a
-/// traversal tests a node of B against many nodes of A in a row (it splits A's larger boxes
-/// first), and placing a box is about half of a box test.
-struct PlacedCache {
-    slots: [(u32, PlacedObb); PLACED_CACHE],
-}
-
-/// Slots of a [`PlacedCache`].
-const PLACED_CACHE: usize = 64;
-
-impl PlacedCache {
-    fn new(any: &Obb, b_to_a: &DPose) -> Self {
-        Self {
-            slots: [(u32::MAX, PlacedObb::new(any, b_to_a)); PLACED_CACHE],
-        }
-    }
-
-    /// Node `ib`'s box `obb` placed by `b_to_a`.
-    #[inline(always)]
-    fn get(&mut self, ib: u32, obb: &Obb, b_to_a: &DPose) -> &PlacedObb {
-        let slot = &mut self.slots[ib as usize % PLACED_CACHE];
-        if slot.0 != ib {
-            *slot = (ib, PlacedObb::new(obb, b_to_a));
-        }
-        &slot.1
-    }
 }
 
 impl<F: Fn(u32, u32) -> LeafAnswer + Sync> Query<'_, F> {

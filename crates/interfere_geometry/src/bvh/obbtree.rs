@@ -37,7 +37,9 @@
 
 use crate::aabb::Aabb;
 use crate::mesh::TriMesh;
-use crate::obb::{Enclosure, Obb, axes_from_covariance, obb_overlap, point_covariance};
+use crate::obb::{
+    Enclosure, Obb, PlacedCache, axes_from_covariance, obb_overlap_placed, point_covariance,
+};
 use crate::pose::DPose;
 use glam::{DMat3, DVec3, Vec3, Vec3A};
 
@@ -176,11 +178,12 @@ impl ObbTree {
         first_only: bool,
         out: &mut Vec<(u32, u32)>,
     ) {
+        let mut placed = PlacedCache::new(&other.nodes[0].obb, b_to_a);
         let mut stack: Vec<(u32, u32)> = Vec::with_capacity(64);
         stack.push((0, 0));
         while let Some((ia, ib)) = stack.pop() {
             let (na, nb) = (&self.nodes[ia as usize], &other.nodes[ib as usize]);
-            if !obb_overlap(&na.obb, &nb.obb, b_to_a) {
+            if !obb_overlap_placed(&na.obb, placed.get(ib, &nb.obb, b_to_a)) {
                 continue;
             }
             match descend(na, nb, ia, ib) {
@@ -728,6 +731,7 @@ fn split(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::obb::obb_overlap;
     use crate::shapes;
     use glam::{DMat3, DQuat};
     use rand::{Rng, SeedableRng};

@@ -79,7 +79,7 @@ use super::VolumeError;
 use crate::bvh::BalancedTree;
 use crate::bvh::obbtree::{Descent, ObbTree, descend};
 use crate::bvh::sat_lite::SatLite;
-use crate::obb::obb_overlap;
+use crate::obb::{PlacedCache, obb_overlap_placed};
 use crate::pose::DPose;
 use crate::topology::Solid;
 use assemble::{Placed, Scratch};
@@ -628,11 +628,12 @@ fn inconsistent(e: Inconsistent) -> VolumeError {
 /// Depth-first OBBTree traversal calling `leaf` for every leaf pair whose boxes overlap.
 fn traverse_obb(a: &ObbTree, b: &ObbTree, b_to_a: &DPose, leaf: &mut impl FnMut(u32, u32)) {
     let (an, bn) = (a.nodes(), b.nodes());
+    let mut placed = PlacedCache::new(&bn[0].obb, b_to_a);
     let mut stack: Vec<(u32, u32)> = Vec::with_capacity(64);
     stack.push((0, 0));
     while let Some((ia, ib)) = stack.pop() {
         let (na, nb) = (&an[ia as usize], &bn[ib as usize]);
-        if !obb_overlap(&na.obb, &nb.obb, b_to_a) {
+        if !obb_overlap_placed(&na.obb, placed.get(ib, &nb.obb, b_to_a)) {
             continue;
         }
         match descend(na, nb, ia, ib) {
