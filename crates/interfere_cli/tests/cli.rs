@@ -459,8 +459,9 @@ fn bench_volume_reports_time_and_error_per_resolution() {
             .is_finite()
     );
     // The exact rows: narrow phase + exact on its pairs (1 and 2 threads), and the fused
-    // traversals, all with the same volume (the bench checks bit-equality), which is the
-    // reference of the errors; the peer parry3d ran on the same poses.
+    // traversals (1 and 2 threads each), all with the same volume (the bench checks
+    // bit-equality), which is the reference of the errors; the peer parry3d ran on the same
+    // poses.
     let exact = d[0]["exact"].as_array().unwrap();
     let variants: Vec<&str> = exact
         .iter()
@@ -468,9 +469,20 @@ fn bench_volume_reports_time_and_error_per_resolution() {
         .collect();
     assert_eq!(
         variants,
-        ["narrow+exact", "narrow+exact", "fused-obb", "fused-aabb"]
+        [
+            "narrow+exact",
+            "narrow+exact",
+            "fused-obb",
+            "fused-obb",
+            "fused-aabb",
+            "fused-aabb"
+        ]
     );
-    assert_eq!(exact[1]["threads"], 2);
+    let threads: Vec<u64> = exact
+        .iter()
+        .map(|e| e["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [1, 2, 1, 2, 1, 2]);
     for e in exact {
         assert!(e["mean_ms"].as_f64().unwrap() > 0.0);
         assert!(e["crossing_pairs"].as_f64().unwrap() > 0.0);

@@ -23,8 +23,8 @@ use std::time::Instant;
 pub struct ExactRow {
     /// `narrow+exact`, `fused-obb` or `fused-aabb`.
     pub variant: &'static str,
-    /// Threads of the per-pair work (`ExactOptions::threads`; the fused traversal itself is one
-    /// thread).
+    /// Threads (`ExactOptions::threads`): of the per-pair work for `narrow+exact` (its narrow
+    /// phase is one thread), of the traversal and the per-pair work for the fused rows.
     pub threads: usize,
     /// Mean and max ms per query (volume, gradient and regions), all stages.
     pub mean_ms: f64,
@@ -157,13 +157,19 @@ pub fn run(
             regions: regions / k,
         });
     }
-    for (variant, traversal) in [
+    let fused = [
         ("fused-obb", Traversal::Obb),
         ("fused-aabb", Traversal::Aabb),
-    ] {
+    ];
+    for ((variant, traversal), &t) in fused
+        .iter()
+        .flat_map(|f| threads.iter().map(move |t| (f, t)))
+    {
+        let (variant, traversal) = (*variant, *traversal);
         exact.prepare(traversal);
         let options = ExactOptions {
             collect_pieces: false,
+            threads: t,
             ..ExactOptions::default()
         };
         let (mut sum, mut max, mut cand, mut cross, mut regions) = (0.0, 0.0f64, 0.0, 0.0, 0.0);
@@ -187,11 +193,11 @@ pub fn run(
         let k = poses.len() as f64;
         rows.push(ExactRow {
             variant,
-            threads: 1,
+            threads: t,
             mean_ms: sum / k,
             max_ms: max,
-            cpu_mean_ms: match (cpu0, cpu1) {
-                (Some(a), Some(b)) => Some((b - a) as f64 * 1e-6 / k),
+            cpu_mean_ms: match (cpu0, cpu1, t) {
+                (Some(a), Some(b), 1) => Some((b - a) as f64 * 1e-6 / k),
                 _ => None,
             },
             narrow_mean_ms: None,

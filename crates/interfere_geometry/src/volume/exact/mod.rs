@@ -62,7 +62,10 @@
 //!
 //! **Threads.** The per-pair work is split over threads (`std::thread::scope`); the pairs'
 //! results are concatenated in candidate order and everything after is sequential, so the result
-//! is the same bit for bit for any thread count.
+//! is the same bit for bit for any thread count. The fused traversal
+//! ([`ExactVolume::compute_traversing`]) expands the roots' node pair breadth first into a fixed
+//! number of pairs (not depending on the thread count) and shares runs of them between the
+//! threads, each visiting its pairs depth first; the runs' hits are joined in order.
 
 mod assemble;
 mod crossings;
@@ -77,7 +80,7 @@ pub use surface::SurfaceTopology;
 
 use super::VolumeError;
 use crate::bvh::BalancedTree;
-use crate::bvh::obbtree::{Descent, ObbTree, descend};
+use crate::bvh::obbtree::{Descent, ObbNode, ObbTree, descend};
 use crate::bvh::sat_lite::SatLite;
 use crate::obb::{PlacedCache, obb_overlap_placed};
 use crate::pose::DPose;
@@ -95,8 +98,10 @@ pub struct ExactOptions {
     /// Whether to list each region's pieces on B and on A ([`ContactRegion::pieces_b`],
     /// [`ContactRegion::pieces_a`]).
     pub collect_pieces: bool,
-    /// Threads for the per-pair work: `0` for all available cores. A query with few candidate
-    /// pairs runs on one thread whatever this says.
+    /// Threads for the per-pair work, and for the fused traversal's node pairs
+    /// ([`ExactVolume::compute_traversing`]): `0` for all available cores. A query with few
+    /// candidate pairs runs its per-pair work on one thread whatever this says. The result is
+    /// the same bit for bit for any value.
     pub threads: usize,
 }
 
@@ -449,41 +454,47 @@ impl<'a> ExactVolume<'a> {
         options: &ExactOptions,
         dir: i8,
     ) -> Result<(ExactResult, bool), VolumeError> {
-        let mut symbolic = false;
-        let mut hits = Vec::new();
-        let mut candidates = 0usize;
-        let mut failure: Option<Inconsistent> = None;
-        let mut leaf = |ta: u32, tb: u32| {
-            candidates += 1;
-            let (x, y) = self.pair_input(b_to_a, ta, tb);
-            // Exact box pre-filter on the very coordinates the predicates see.
-            let (amin, amax) = (
-                x.2[0].min(x.2[1]).min(x.2[2]),
-                x.2[0].max(x.2[1]).max(x.2[2]),
-            );
-            let (bmin, bmax) = (
-                y.2[0].min(y.2[1]).min(y.2[2]),
-                y.2[0].max(y.2[1]).max(y.2[2]),
-            );
-            if amax.cmplt(bmin).any() || bmax.cmplt(amin).any() {
-                return;
-            }
-            match pair_hit(x, y, dir, &mut symbolic) {
-                Ok(Some(h)) => hits.push(h),
-                Ok(None) => {}
-                Err(e) => failure = Some(e),
-            }
+        let threads = match options.threads {
+            0 => crate::parallel::available_threads(),
+            n => n,
         };
-        match traversal {
+        let leaf = LeafTest {
+            ev: self,
+            b_to_a,
+            dir,
+        };
+        let found = match traversal {
             Traversal::Obb => {
                 let [ta, tb] = self.obb_trees();
-                traverse_obb(ta, tb, b_to_a, &mut leaf);
+                split_traversal(
+                    threads,
+                    &ObbStep {
+                        a: ta.nodes(),
+                        b: tb.nodes(),
+                        b_to_a,
+                        leaf,
+                    },
+                )
             }
             Traversal::Aabb => {
-                let [ta, tb] = self.balanced_trees();
-                traverse_balanced(ta, tb, b_to_a, &mut leaf);
+                let trees = self.balanced_trees();
+                split_traversal(
+                    threads,
+                    &BalancedStep {
+                        trees,
+                        leaves: trees.map(|t| t.depth() as u32),
+                        sat: SatLite::new(b_to_a),
+                        leaf,
+                    },
+                )
             }
-        }
+        };
+        let Found {
+            mut hits,
+            candidates,
+            mut symbolic,
+            failure,
+        } = found;
         if let Some(e) = failure {
             return Err(inconsistent(e));
         }
@@ -625,45 +636,153 @@ fn inconsistent(e: Inconsistent) -> VolumeError {
     ))
 }
 
-/// Depth-first OBBTree traversal calling `leaf` for every leaf pair whose boxes overlap.
-fn traverse_obb(a: &ObbTree, b: &ObbTree, b_to_a: &DPose, leaf: &mut impl FnMut(u32, u32)) {
-    let (an, bn) = (a.nodes(), b.nodes());
-    let mut placed = PlacedCache::new(&bn[0].obb, b_to_a);
-    let mut stack: Vec<(u32, u32)> = Vec::with_capacity(64);
-    stack.push((0, 0));
-    while let Some((ia, ib)) = stack.pop() {
-        let (na, nb) = (&an[ia as usize], &bn[ib as usize]);
-        if !obb_overlap_placed(&na.obb, placed.get(ib, &nb.obb, b_to_a)) {
-            continue;
+/// What the leaf pairs of (part of) a fused traversal found.
+#[derive(Default)]
+struct Found {
+    hits: Vec<PairHit>,
+    candidates: usize,
+    symbolic: bool,
+    /// The first inconsistency met, in traversal order.
+    failure: Option<Inconsistent>,
+}
+
+/// Node pairs a fused traversal is split into before its parts run on threads: the root's
+/// pairs breadth first, until at least this many are left to visit. The split does not depend
+/// on the thread count, so neither does the order in which leaves are met.
+const SPLIT_PAIRS: usize = 64;
+
+/// A leaf pair's test in a fused traversal: the exact box pre-filter, then the crossing test
+/// ([`pair_hit`]) with the perturbation `dir · t`.
+#[derive(Clone, Copy)]
+struct LeafTest<'a, 'b> {
+    ev: &'a ExactVolume<'b>,
+    b_to_a: &'a DPose,
+    dir: i8,
+}
+
+impl LeafTest<'_, '_> {
+    #[inline(always)]
+    fn test(&self, found: &mut Found, ta: u32, tb: u32) {
+        found.candidates += 1;
+        let (x, y) = self.ev.pair_input(self.b_to_a, ta, tb);
+        // Exact box pre-filter on the very coordinates the predicates see.
+        let (amin, amax) = (
+            x.2[0].min(x.2[1]).min(x.2[2]),
+            x.2[0].max(x.2[1]).max(x.2[2]),
+        );
+        let (bmin, bmax) = (
+            y.2[0].min(y.2[1]).min(y.2[2]),
+            y.2[0].max(y.2[1]).max(y.2[2]),
+        );
+        if amax.cmplt(bmin).any() || bmax.cmplt(amin).any() {
+            return;
         }
-        match descend(na, nb, ia, ib) {
-            Descent::Leaves(ta, tb) => leaf(ta, tb),
-            Descent::Split([first, second]) => stack.extend([second, first]),
+        match pair_hit(x, y, self.dir, &mut found.symbolic) {
+            Ok(Some(h)) => found.hits.push(h),
+            Ok(None) => {}
+            Err(e) => {
+                found.failure.get_or_insert(e);
+            }
         }
     }
 }
 
-/// Depth-first balanced-tree traversal (SAT-lite node tests) calling `leaf` for every leaf pair
-/// whose boxes overlap.
-fn traverse_balanced(
-    a: &BalancedTree,
-    b: &BalancedTree,
-    b_to_a: &DPose,
-    leaf: &mut impl FnMut(u32, u32),
-) {
-    let sat = SatLite::new(b_to_a);
-    let (a_leaf, b_leaf) = (a.depth() as u32, b.depth() as u32);
-    let mut stack: Vec<[u32; 4]> = vec![[0, 0, 0, 0]];
-    while let Some([al, ai, bl, bi]) = stack.pop() {
+/// One step of a fused traversal of two trees whose node pairs are `Pair`: tests a pair and
+/// pushes the pairs below it onto the stack (the first to visit last), or tests its triangle
+/// pair into a [`Found`].
+trait TraversalStep: Sync {
+    type Pair: Copy + Send + Sync;
+    /// A thread's scratch (the OBB traversal's placed boxes).
+    type Scratch;
+    fn root(&self) -> Self::Pair;
+    fn scratch(&self) -> Self::Scratch;
+    fn step(
+        &self,
+        scratch: &mut Self::Scratch,
+        pair: Self::Pair,
+        next: &mut Vec<Self::Pair>,
+        found: &mut Found,
+    );
+}
+
+/// The OBBTree traversal's step ([`obb_overlap_placed`], B's boxes placed once per node).
+struct ObbStep<'a, 'b> {
+    a: &'a [ObbNode],
+    b: &'a [ObbNode],
+    b_to_a: &'a DPose,
+    leaf: LeafTest<'a, 'b>,
+}
+
+impl TraversalStep for ObbStep<'_, '_> {
+    type Pair = (u32, u32);
+    type Scratch = PlacedCache;
+
+    fn root(&self) -> (u32, u32) {
+        (0, 0)
+    }
+
+    fn scratch(&self) -> PlacedCache {
+        PlacedCache::new(&self.b[0].obb, self.b_to_a)
+    }
+
+    #[inline(always)]
+    fn step(
+        &self,
+        placed: &mut PlacedCache,
+        (ia, ib): (u32, u32),
+        next: &mut Vec<(u32, u32)>,
+        found: &mut Found,
+    ) {
+        let (na, nb) = (&self.a[ia as usize], &self.b[ib as usize]);
+        if !obb_overlap_placed(&na.obb, placed.get(ib, &nb.obb, self.b_to_a)) {
+            return;
+        }
+        match descend(na, nb, ia, ib) {
+            Descent::Leaves(ta, tb) => self.leaf.test(found, ta, tb),
+            Descent::Split([first, second]) => next.extend([second, first]),
+        }
+    }
+}
+
+/// The balanced-tree traversal's step (SAT-lite node tests): node pairs are
+/// `[al, ai, bl, bi]`, level and index in each tree (the leaves at levels `leaves`); the larger
+/// box's children are visited.
+struct BalancedStep<'a, 'b> {
+    trees: [&'a BalancedTree; 2],
+    leaves: [u32; 2],
+    sat: SatLite,
+    leaf: LeafTest<'a, 'b>,
+}
+
+impl TraversalStep for BalancedStep<'_, '_> {
+    type Pair = [u32; 4];
+    type Scratch = ();
+
+    fn root(&self) -> [u32; 4] {
+        [0; 4]
+    }
+
+    fn scratch(&self) {}
+
+    #[inline(always)]
+    fn step(
+        &self,
+        _: &mut (),
+        [al, ai, bl, bi]: [u32; 4],
+        next: &mut Vec<[u32; 4]>,
+        found: &mut Found,
+    ) {
+        let [a, b] = self.trees;
+        let [a_leaf, b_leaf] = self.leaves;
         let na = &a.level(al as usize)[ai as usize];
         let nb = &b.level(bl as usize)[bi as usize];
-        if !sat.overlaps(na, nb) {
-            continue;
+        if !self.sat.overlaps(na, nb) {
+            return;
         }
         let descend_a = match (al == a_leaf, bl == b_leaf) {
             (true, true) => {
-                leaf(na.index, nb.index);
-                continue;
+                self.leaf.test(found, na.index, nb.index);
+                return;
             }
             (true, false) => false,
             (false, true) => true,
@@ -673,14 +792,73 @@ fn traverse_balanced(
         };
         if descend_a {
             for c in a.children(al as usize, ai as usize).rev() {
-                stack.push([al + 1, c as u32, bl, bi]);
+                next.push([al + 1, c as u32, bl, bi]);
             }
         } else {
             for c in b.children(bl as usize, bi as usize).rev() {
-                stack.push([al, ai, bl + 1, c as u32]);
+                next.push([al, ai, bl + 1, c as u32]);
             }
         }
     }
+}
+
+/// Visits every node pair below `seeds` depth first, in order.
+#[inline(always)]
+fn depth_first<S: TraversalStep>(
+    traversal: &S,
+    seeds: &[S::Pair],
+    scratch: &mut S::Scratch,
+    found: &mut Found,
+) {
+    let mut stack = Vec::with_capacity(64);
+    for &seed in seeds {
+        stack.push(seed);
+        while let Some(pair) = stack.pop() {
+            traversal.step(scratch, pair, &mut stack, found);
+        }
+    }
+}
+
+/// Runs a fused traversal on `threads`: the root's pairs are expanded breadth first into
+/// [`SPLIT_PAIRS`] pairs, which are visited depth first in order, in runs of consecutive pairs
+/// shared by the threads (`crate::parallel::map_chunks`); the runs' [`Found`] are joined in
+/// order, so the result is the same for any thread count (the hits are sorted afterwards
+/// anyway).
+fn split_traversal<S: TraversalStep>(threads: usize, traversal: &S) -> Found {
+    let mut found = Found::default();
+    let mut scratch = traversal.scratch();
+    // Breadth first from the root until the pairs left are enough to share.
+    let mut queue = std::collections::VecDeque::from([traversal.root()]);
+    let mut below = Vec::new();
+    while queue.len() < SPLIT_PAIRS {
+        let Some(pair) = queue.pop_front() else { break };
+        traversal.step(&mut scratch, pair, &mut below, &mut found);
+        // `below` is in stack order (the first to visit last).
+        queue.extend(below.drain(..).rev());
+    }
+    let seeds: Vec<S::Pair> = queue.into();
+    let threads = threads.clamp(1, seeds.len().max(1));
+    if threads == 1 {
+        depth_first(traversal, &seeds, &mut scratch, &mut found);
+        return found;
+    }
+    // A few runs of consecutive seeds per thread, taken as threads come free.
+    let run = seeds.len().div_ceil(4 * threads);
+    let runs: Vec<&[S::Pair]> = seeds.chunks(run).collect();
+    let parts = crate::parallel::map_chunks(threads, runs.len(), |k| {
+        let mut part = Found::default();
+        depth_first(traversal, runs[k], &mut traversal.scratch(), &mut part);
+        Some(vec![part])
+    });
+    for part in parts {
+        found.hits.extend(part.hits);
+        found.candidates += part.candidates;
+        found.symbolic |= part.symbolic;
+        if found.failure.is_none() {
+            found.failure = part.failure;
+        }
+    }
+    found
 }
 
 /// The exact intersection volume of `a` and `b` (placed in A's frame by `b_to_a`) and its

@@ -22,7 +22,7 @@ fn options() -> ExactOptions {
 }
 
 /// The exact volume with the narrow phase's pairs, checked against the fused traversal (both
-/// trees), which must give the same result bit for bit.
+/// trees, on one, two and three threads), which must give the same result bit for bit.
 fn exact(a: &Solid, b: &Solid, p: &DPose) -> ExactResult {
     let ev = ExactVolume::new(a, b);
     let ca = MeshQueries::new(a.mesh().clone());
@@ -34,6 +34,17 @@ fn exact(a: &Solid, b: &Solid, p: &DPose) -> ExactResult {
         assert_eq!(f.volume.to_bits(), r.volume.to_bits(), "{t:?}");
         assert_eq!(f.translation_gradient, r.translation_gradient);
         assert_eq!(f.regions, r.regions);
+        for threads in [2, 3] {
+            let o = ExactOptions {
+                threads,
+                ..options()
+            };
+            assert_eq!(
+                ev.compute_traversing(p, t, &o).unwrap(),
+                f,
+                "{t:?}, {threads} threads"
+            );
+        }
     }
     check_invariants(&r);
     r
@@ -887,6 +898,28 @@ fn same_result_with_one_and_two_threads() {
         shuffled.extend_from_slice(&pairs[..10]);
         let three = ev.compute(&p, &shuffled, &options()).unwrap();
         assert_eq!(one.volume.to_bits(), three.volume.to_bits());
+        // The fused traversals split their node pairs over the threads: the same result, and
+        // the same candidates, for any thread count.
+        for t in [Traversal::Obb, Traversal::Aabb] {
+            let fused = |threads| {
+                ev.compute_traversing(
+                    &p,
+                    t,
+                    &ExactOptions {
+                        threads,
+                        ..options()
+                    },
+                )
+                .unwrap()
+            };
+            let f1 = fused(1);
+            assert_eq!(f1.volume.to_bits(), one.volume.to_bits(), "{t:?}");
+            for threads in [2, 3, 8] {
+                let f = fused(threads);
+                assert_eq!(f, f1, "{t:?}, {threads} threads");
+                assert_eq!(f.candidate_pairs, f1.candidate_pairs);
+            }
+        }
     }
 }
 
