@@ -37,6 +37,9 @@ fn gpu_backend_answers_from_the_render_world() {
         1.0 / 64.0,
     )))
     .insert_resource(Backend::Gpu)
+    // Both bodies join in the step after they are spawned (with background preparation the
+    // floor could join after the box had fallen past it on a loaded machine).
+    .insert_resource(ColliderPreparation::Blocking)
     // Lavapipe is a software adapter, on which `Auto` gives the jobs a device of their own.
     .insert_resource(GpuSettings {
         job_device: GpuJobDevice::RenderWorld,
