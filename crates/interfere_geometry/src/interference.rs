@@ -7,7 +7,7 @@
 //! (OBBTree, Gottschalk–Lin–Manocha 1996; balanced AABB tree depth-first or breadth-first,
 //! Greß–Zachmann 2004 §3–4) prunes triangle pairs, the exact triangle test
 //! ([`crate::tri_tri::triangles_intersect`]) decides each leaf pair, and when no pair crosses,
-//! exact point-in-solid ([`crate::containment`]) decides nesting.
+//! exact point-in-solid ([`crate::containment`](mod@crate::containment)) decides nesting.
 //!
 //! All methods see the same exactly defined inputs (A's `f32` vertices as `f64`, B's mapped by
 //! [`DPose::transform_point`]), so they return identical pair sets; the tests check that against

@@ -354,7 +354,7 @@ pub fn obb_overlap(a: &Obb, b: &Obb, b_to_a: &DPose) -> bool {
 }
 
 /// [`obb_overlap`] of box `a` and a box already placed in its frame (the same answer: a
-/// traversal tests one placed box against many boxes of the other tree, [`PlacedCache`]).
+/// traversal tests one placed box against many boxes of the other tree, and keeps it).
 ///
 /// The rows of `R` (A's axes against B's) are computed as A's face axes need them, so a pair
 /// separated along A's first axis costs a third of them; every comparison is the one of the

@@ -9,7 +9,7 @@
 //! falling back to the second longest and then the shortest axis when one side would be empty.
 //! Where the paper declares such a group indivisible, this build splits it at the median
 //! instead, so every leaf holds exactly one triangle. Overlap of node boxes is the 15-axis test of
-//! [`obb_overlap`], which is conservative, so the traversal never loses a pair whose leaf test
+//! [`obb_overlap`](crate::obb::obb_overlap), which is conservative, so the traversal never loses a pair whose leaf test
 //! would succeed.
 //!
 //! The covariance is the continuous one of the triangles' surface with uniform area density
@@ -27,7 +27,7 @@
 //! place (a node's triangles are one contiguous run, read front to back), works from an explicit
 //! stack, and writes the nodes into one array allocated up front. An internal node takes one pass
 //! over its corners, projected on its three axes at once in `f32` SIMD (the box's pad covers that
-//! rounding, [`F32_PROJECTION_PAD`]), which also leaves each triangle's centroid projections for
+//! rounding, `F32_PROJECTION_PAD`), which also leaves each triangle's centroid projections for
 //! the split; the split is Hoare's partition, summing each side's moments as it classifies the
 //! triangles. A leaf's box is fitted in `f64`. [`ObbTree::build_with_threads`] builds the two
 //! children of the top nodes on scoped threads; the tree is the same for every thread count.

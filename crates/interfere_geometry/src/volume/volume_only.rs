@@ -15,7 +15,7 @@
 //! the error it gives.
 //!
 //! **Pilot.** With `pilot > 0`, a first pass of `pilot × pilot` lines on each axis finds the
-//! box of the intersection (as [`Sampling::Fitted`](super::Sampling::Fitted) does, computing
+//! box of the intersection (as [`super::Sampling::Fitted`] does, computing
 //! nothing else), and the one-axis pass samples that box. Not smooth under motion: for queries.
 //!
 //! **Tolerance.** With a relative tolerance `t`, after each pass the sampler's own estimate
