@@ -1,7 +1,7 @@
 //! The simulation behind the ECS: [`PhysicsWorld`] holds the `interfere_dynamics::Simulation`
 //! (the same step scene files and `interfere simulate` run) and which entity each body is. The
-//! plugin mirrors the ECS into it ([`crate::sync`]), steps it ([`crate::step`]) and writes the
-//! results back ([`crate::writeback`]); games read it through the accessors here.
+//! plugin mirrors the ECS into it (`sync`), steps it ([`crate::step`]) and writes the
+//! results back (`writeback`); games read it through the accessors here.
 
 use crate::collider::ColliderShape;
 use crate::components::RigidBody;

@@ -572,7 +572,7 @@ impl Shape {
     }
 
     /// Whether the shape is a primitive or a compound (its pairs are handled by
-    /// [`crate::contact::primitive_pairs`]).
+    /// `contact::primitive_pairs`).
     pub fn is_primitive(&self) -> bool {
         matches!(self, Shape::Primitive(_) | Shape::Compound(_))
     }

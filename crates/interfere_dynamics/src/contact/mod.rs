@@ -252,7 +252,7 @@ pub(crate) fn tangent_pair_in(n: DVec3, frame: &DMat3) -> (DVec3, DVec3) {
 
 /// The volume below the plane split into up to four parts by the two vertical planes through the
 /// cap centroid along the tangent directions `n.any_orthonormal_pair()` (the quadrants): see
-/// [`volume_below_plane_split_in`], here with the world's axes as the frame.
+/// `volume_below_plane_split_in`, here with the world's axes as the frame.
 pub fn volume_below_plane_split(
     vertices: &[DVec3],
     triangles: &[[u32; 3]],

@@ -105,15 +105,15 @@ pub enum LookAhead {
     /// None.
     Off,
     /// Only pairs that a step could carry one through the other (their motion in a step at
-    /// least [`FAST`] times the thinner body's thinnest extent), meshes included: no tunnelling,
+    /// least `FAST` times the thinner body's thinnest extent), meshes included: no tunnelling,
     /// but slower pairs meet only the surfaces that already cross. The asynchronous GPU stage
     /// uses it for the pairs it decides in the step, which alternate with its answers' pairs
     /// (computed steps before, without a look ahead): with every moving pair looking ahead, a
     /// box resting on a mesh on that stage rattled at up to 0.36 m/s between the two kinds of
     /// contact (`bevy_interfere`'s `gpu_async_box_falls_and_rests`, 2026-11-29).
     Fast,
-    /// Every pair that moves (mesh pairs from [`MIN_MOTION`]; pairs with a primitive or compound
-    /// body from [`FAST`], as in `Fast`). The default, and the blocking GPU stage's.
+    /// Every pair that moves (mesh pairs from `MIN_MOTION`; pairs with a primitive or compound
+    /// body from `FAST`, as in `Fast`). The default, and the blocking GPU stage's.
     #[default]
     Moving,
 }

@@ -200,7 +200,7 @@ pub struct PairContact {
     /// Not an interfering pair: speculative parts only (see [`InterferingPair::speculative`]).
     pub speculative: bool,
     /// The parts' points follow body b's centre of mass but not its rotation when the contact is
-    /// advanced to later states ([`crate::contact::latent`]): set for pairs with a primitive or compound,
+    /// advanced to later states (`contact::latent`): set for pairs with a primitive or compound,
     /// whose curved surfaces keep their contact point where the bodies meet while they turn (a
     /// rolling ball's contact stays under its centre; carried round with the material it would
     /// put the support force off the centre and drive the rolling). Mesh contacts turn with b.

@@ -38,7 +38,7 @@ pub struct CpuVolumeStage {
     /// the pair's spacing: the lines sit at `(i + ½ + shift) h` instead of `(i + ½) h`
     /// (`interfere_geometry::Sampling::ShiftedSpacing`). Zero (the default) is the plain lattice;
     /// the adaptive and exact methods ignore it. For studies of where a small feature falls
-    /// between the lines (`interfere bench small-obstacle`, [`crate::small_obstacle`]).
+    /// between the lines (`interfere bench small-obstacle`, `interfere_cli::small_obstacle_study`).
     pub lattice_shift: DVec3,
 }
 

@@ -96,7 +96,7 @@ pub enum SimulationError {
     #[error("non-finite state: {0}")]
     NonFinite(&'static str),
     /// A driving input (force, impulse, damping, …) was refused; the body is unchanged. See
-    /// [`crate::simulation::forces`].
+    /// `simulation::forces`.
     #[error(transparent)]
     Body(#[from] crate::BodyError),
 }
@@ -801,7 +801,7 @@ impl Simulation {
     }
 
     /// The most steps a contact is kept after its pair stopped being reported (see
-    /// [`Self::persist`]).
+    /// `Self::persist`).
     pub const MAX_PERSIST: u64 = 30;
 
     /// Pairs computed before a teleport of one of their bodies are recomputed on the CPU now.

@@ -49,7 +49,7 @@ pub enum StepSettingsError {
 pub struct StepSettings {
     /// Gravity acceleration.
     pub gravity: DVec3,
-    /// Fixed timestep of one [`Integrator::step`].
+    /// Fixed timestep of one `Integrator::step`.
     pub dt: f64,
     /// Substeps per step.
     pub substeps: u32,
