@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
-                 test [--no-lint] [-- CARGO TEST ARGS]  rustfmt, clippy -D warnings and all tests (GPU included)\n  \
+                 test [--no-lint] [-- CARGO TEST ARGS]  rustfmt, clippy and rustdoc -D warnings, all tests (GPU included)\n  \
                  demo [--headless] [-- EXAMPLE ARGS]    build and run the nut-and-bolt demo\n  \
                  vulkan                                 check for (and install) the Vulkan loader and a driver"
             );
@@ -121,6 +121,12 @@ fn test(args: &[String]) -> Result {
             "warnings",
         ]);
         run(no_gpu, "clippy -D warnings without the gpu feature")?;
+        // The API documentation builds without warnings (no broken or private links); it reuses
+        // clippy's checked dependencies, so only rustdoc on the workspace's crates runs.
+        let mut doc = cargo();
+        doc.args(["doc", "--workspace", "--no-deps", "--locked"])
+            .env("RUSTDOCFLAGS", "-D warnings");
+        run(doc, "rustdoc -D warnings")?;
     }
     // The criterion benches build (they run with `cargo bench`; docs/benchmarks.md quotes them),
     // in one invocation naming each bench: `--benches` would also build every library's unit
