@@ -629,8 +629,8 @@ fn gpu_triangle_pairs_equal_cpu_pairs() {
     let total: usize = cpu.iter().map(Vec::len).sum();
     assert!(total > 50, "too few triangle pairs to compare: {total}");
     // The runs are aligned at their first contact: CInDeR at its pixel size may see a
-    // touch-down one step after the exact test
-    // (a penetration below a pixel, no sampled volume yet); from then on the pairs are equal.
+    // touch-down one step after the exact test (a penetration below a pixel, no sampled volume
+    // yet); from then on the pairs are equal.
     let first = |v: &[Vec<(u32, u32)>]| v.iter().position(|p| !p.is_empty());
     let (c0, g0) = (first(&cpu).unwrap(), first(&gpu).unwrap());
     let same = |d: usize| {
