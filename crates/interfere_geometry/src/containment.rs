@@ -153,8 +153,13 @@ fn cast(verts: &[DVec3], tris: &[[u32; 3]], p: DVec3, r: DVec3) -> Option<i64> {
     Some(winding)
 }
 
+/// The box of the corners of `tris`.
+fn surface_box(verts: &[DVec3], tris: &[[u32; 3]]) -> (DVec3, DVec3) {
+    bounds(tris.iter().flatten().map(|&i| verts[i as usize]))
+}
+
 fn locate_in(verts: &[DVec3], tris: &[[u32; 3]], p: DVec3) -> PointLocation {
-    let within = bounds(tris.iter().flatten().map(|&i| verts[i as usize]));
+    let within = surface_box(verts, tris);
     // The first ray runs along +x: the box around its segment is flat in y and z, so nearly
     // every triangle is rejected by its box before any predicate (a ray in a general direction
     // has a box about as large as the surface's, and each triangle in it went to `orient3d`). A
@@ -410,13 +415,7 @@ mod tests {
                         let p = DVec3::new(x as f64, y as f64, z as f64) * 0.5;
                         let expected = convex_oracle(&solid, p);
                         seen[expected as usize] += 1;
-                        let within = bounds(
-                            solid
-                                .triangles()
-                                .iter()
-                                .flatten()
-                                .map(|&i| verts[i as usize]),
-                        );
+                        let within = surface_box(&verts, solid.triangles());
                         let (got, abandoned) =
                             locate_with(&verts, solid.triangles(), within, p, &axes);
                         assert_eq!(got, expected, "{p:?}");

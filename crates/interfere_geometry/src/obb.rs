@@ -244,6 +244,10 @@ impl Enclosure {
 /// centres' offset `t` and B's axes `r` in A's axes, `|r|` padded, the half extents and the
 /// slack of every comparison.
 struct Sat {
+    /// A's axes and B's (placed), and the centres' offset, in A's frame.
+    aa: [DVec3; 3],
+    bb: [DVec3; 3],
+    d: DVec3,
     t: [f64; 3],
     r: [[f64; 3]; 3],
     abs_r: [[f64; 3]; 3],
@@ -313,33 +317,43 @@ fn sat_slack(ha: &[f64; 3], hb: &[f64; 3], ca: DVec3, cb: DVec3) -> f64 {
 }
 
 impl Sat {
+    /// The test of `a` and the placed `b` with every row of `R` (and `t`) computed.
     #[inline(always)]
     fn placed(a: &Obb, b: &PlacedObb) -> Self {
-        let aa = a.axes.map(Vec3::as_dvec3);
-        let bb = b.axes;
-        let ca = a.center.as_dvec3();
-        let cb = b.center;
-        let d = cb - ca;
-        let t = [aa[0].dot(d), aa[1].dot(d), aa[2].dot(d)];
-        let mut r = [[0.0f64; 3]; 3];
-        let mut abs_r = [[0.0f64; 3]; 3];
+        let mut s = Self::start(a, b);
         for i in 0..3 {
-            for j in 0..3 {
-                r[i][j] = aa[i].dot(bb[j]);
-                abs_r[i][j] = r[i][j].abs() + ABS_R_EPS;
-            }
+            s.row(i);
         }
+        s
+    }
+
+    /// The test's axes, offset, half extents and slack, with no row of `R` computed yet.
+    #[inline(always)]
+    fn start(a: &Obb, b: &PlacedObb) -> Self {
+        let ca = a.center.as_dvec3();
         let ha = a.half_extents.as_dvec3().to_array();
         let hb = b.half_extents.as_dvec3().to_array();
-        let slack = sat_slack(&ha, &hb, ca, cb);
         Self {
-            t,
-            r,
-            abs_r,
+            aa: a.axes.map(Vec3::as_dvec3),
+            bb: b.axes,
+            d: b.center - ca,
+            t: [0.0; 3],
+            r: [[0.0; 3]; 3],
+            abs_r: [[0.0; 3]; 3],
             ha,
             hb,
-            slack,
+            slack: sat_slack(&ha, &hb, ca, b.center),
         }
+    }
+
+    /// Row `i` of `R` (A's axis `i` against B's axes), padded in `abs_r`, and `t[i]`.
+    #[inline(always)]
+    fn row(&mut self, i: usize) {
+        for j in 0..3 {
+            self.r[i][j] = self.aa[i].dot(self.bb[j]);
+            self.abs_r[i][j] = self.r[i][j].abs() + ABS_R_EPS;
+        }
+        self.t[i] = self.aa[i].dot(self.d);
     }
 }
 
@@ -361,29 +375,24 @@ pub fn obb_overlap(a: &Obb, b: &Obb, b_to_a: &DPose) -> bool {
 /// full test, operation for operation.
 #[inline]
 pub fn obb_overlap_placed(a: &Obb, b: &PlacedObb) -> bool {
-    let aa = a.axes.map(Vec3::as_dvec3);
-    let bb = b.axes;
-    let ca = a.center.as_dvec3();
-    let cb = b.center;
-    let d = cb - ca;
-    let ha = a.half_extents.as_dvec3().to_array();
-    let hb = b.half_extents.as_dvec3().to_array();
-    let slack = sat_slack(&ha, &hb, ca, cb);
-    let mut t = [0.0f64; 3];
-    let mut r = [[0.0f64; 3]; 3];
-    let mut abs_r = [[0.0f64; 3]; 3];
+    let mut s = Sat::start(a, b);
     // Face normals of A, each with its row of R.
     for i in 0..3 {
-        for j in 0..3 {
-            r[i][j] = aa[i].dot(bb[j]);
-            abs_r[i][j] = r[i][j].abs() + ABS_R_EPS;
-        }
-        t[i] = aa[i].dot(d);
-        let rb = hb[0] * abs_r[i][0] + hb[1] * abs_r[i][1] + hb[2] * abs_r[i][2];
-        if t[i].abs() > ha[i] + rb + slack {
+        s.row(i);
+        let rb = s.hb[0] * s.abs_r[i][0] + s.hb[1] * s.abs_r[i][1] + s.hb[2] * s.abs_r[i][2];
+        if s.t[i].abs() > s.ha[i] + rb + s.slack {
             return false;
         }
     }
+    let Sat {
+        t,
+        r,
+        abs_r,
+        ha,
+        hb,
+        slack,
+        ..
+    } = s;
     // Face normals of B.
     for j in 0..3 {
         let ra = ha[0] * abs_r[0][j] + ha[1] * abs_r[1][j] + ha[2] * abs_r[2][j];
@@ -452,6 +461,7 @@ pub fn obb_gap_placed_axis(a: &Obb, b: &PlacedObb) -> Option<(f64, FaceAxis)> {
         ha,
         hb,
         slack,
+        ..
     } = Sat::placed(a, b);
     let mut best = f64::NEG_INFINITY;
     let mut axis = NO_FACE_AXIS;

@@ -9,8 +9,8 @@
 //! falling back to the second longest and then the shortest axis when one side would be empty.
 //! Where the paper declares such a group indivisible, this build splits it at the median
 //! instead, so every leaf holds exactly one triangle. Overlap of node boxes is the 15-axis test of
-//! [`obb_overlap`](crate::obb::obb_overlap), which is conservative, so the traversal never loses a pair whose leaf test
-//! would succeed.
+//! [`obb_overlap`](crate::obb::obb_overlap), which is conservative, so the traversal never loses
+//! a pair whose leaf test would succeed.
 //!
 //! The covariance is the continuous one of the triangles' surface with uniform area density
 //! (Gottschalk–Lin–Manocha 1996), not the paper's covariance of the
@@ -181,12 +181,11 @@ impl ObbTree {
         let mut placed = PlacedCache::new(&other.nodes[0].obb, b_to_a);
         let mut stack: Vec<(u32, u32)> = Vec::with_capacity(64);
         stack.push((0, 0));
-        while let Some((ia, ib)) = stack.pop() {
-            let (na, nb) = (&self.nodes[ia as usize], &other.nodes[ib as usize]);
-            if !obb_overlap_placed(&na.obb, placed.get(ib, &nb.obb, b_to_a)) {
+        while let Some(pair) = stack.pop() {
+            let Some(below) = visit(&self.nodes, &other.nodes, &mut placed, b_to_a, pair) else {
                 continue;
-            }
-            match descend(na, nb, ia, ib) {
+            };
+            match below {
                 Descent::Leaves(ta, tb) => {
                     if leaf(ta, tb) {
                         out.push((ta, tb));
@@ -208,6 +207,21 @@ pub(crate) enum Descent {
     /// The two node pairs to visit, first to last: the children of the larger box (by the
     /// length of its half extents) against the other node, or of the only internal one.
     Split([(u32, u32); 2]),
+}
+
+/// Node pair `(ia, ib)` of the nodes `a` and `b` (B's boxes placed in A's frame through
+/// `placed`): `None` when the 15-axis test ([`obb_overlap_placed`]) separates their boxes, else
+/// what lies below ([`descend`]). The step of every OBBTree traversal from the roots.
+#[inline(always)]
+pub(crate) fn visit(
+    a: &[ObbNode],
+    b: &[ObbNode],
+    placed: &mut PlacedCache,
+    b_to_a: &DPose,
+    (ia, ib): (u32, u32),
+) -> Option<Descent> {
+    let (na, nb) = (&a[ia as usize], &b[ib as usize]);
+    obb_overlap_placed(&na.obb, placed.get(ib, &nb.obb, b_to_a)).then(|| descend(na, nb, ia, ib))
 }
 
 /// How every OBBTree traversal descends from node pair `(ia, ib)` (nodes `na`, `nb`).

@@ -80,9 +80,9 @@ pub use surface::SurfaceTopology;
 
 use super::VolumeError;
 use crate::bvh::BalancedTree;
-use crate::bvh::obbtree::{Descent, ObbNode, ObbTree, descend};
+use crate::bvh::obbtree::{Descent, ObbNode, ObbTree, visit};
 use crate::bvh::sat_lite::SatLite;
-use crate::obb::{PlacedCache, obb_overlap_placed};
+use crate::obb::PlacedCache;
 use crate::pose::DPose;
 use crate::topology::Solid;
 use assemble::{Placed, Scratch};
@@ -103,6 +103,16 @@ pub struct ExactOptions {
     /// candidate pairs runs its per-pair work on one thread whatever this says. The result is
     /// the same bit for bit for any value.
     pub threads: usize,
+}
+
+impl ExactOptions {
+    /// The threads [`ExactOptions::threads`] asks for (`0`: all available cores).
+    fn thread_count(&self) -> usize {
+        match self.threads {
+            0 => crate::parallel::available_threads(),
+            n => n,
+        }
+    }
 }
 
 impl Default for ExactOptions {
@@ -383,12 +393,10 @@ impl<'a> ExactVolume<'a> {
             sorted = v;
             &sorted[..]
         };
-        let threads = match options.threads {
-            0 => crate::parallel::available_threads(),
-            n => n,
-        }
-        .min(pairs.len() / PAIRS_PER_THREAD)
-        .max(1);
+        let threads = options
+            .thread_count()
+            .min(pairs.len() / PAIRS_PER_THREAD)
+            .max(1);
         let run = |chunk: &[(u32, u32)], dir: i8| -> Result<(Vec<PairHit>, bool), Inconsistent> {
             let mut out = Vec::new();
             let mut symbolic = false;
@@ -454,10 +462,7 @@ impl<'a> ExactVolume<'a> {
         options: &ExactOptions,
         dir: i8,
     ) -> Result<(ExactResult, bool), VolumeError> {
-        let threads = match options.threads {
-            0 => crate::parallel::available_threads(),
-            n => n,
-        };
+        let threads = options.thread_count();
         let leaf = LeafTest {
             ev: self,
             b_to_a,
@@ -705,7 +710,8 @@ trait TraversalStep: Sync {
     );
 }
 
-/// The OBBTree traversal's step ([`obb_overlap_placed`], B's boxes placed once per node).
+/// The OBBTree traversal's step (`obbtree::visit`: the 15-axis test, B's boxes placed once
+/// per node).
 struct ObbStep<'a, 'b> {
     a: &'a [ObbNode],
     b: &'a [ObbNode],
@@ -729,17 +735,14 @@ impl TraversalStep for ObbStep<'_, '_> {
     fn step(
         &self,
         placed: &mut PlacedCache,
-        (ia, ib): (u32, u32),
+        pair: (u32, u32),
         next: &mut Vec<(u32, u32)>,
         found: &mut Found,
     ) {
-        let (na, nb) = (&self.a[ia as usize], &self.b[ib as usize]);
-        if !obb_overlap_placed(&na.obb, placed.get(ib, &nb.obb, self.b_to_a)) {
-            return;
-        }
-        match descend(na, nb, ia, ib) {
-            Descent::Leaves(ta, tb) => self.leaf.test(found, ta, tb),
-            Descent::Split([first, second]) => next.extend([second, first]),
+        match visit(self.a, self.b, placed, self.b_to_a, pair) {
+            None => {}
+            Some(Descent::Leaves(ta, tb)) => self.leaf.test(found, ta, tb),
+            Some(Descent::Split([first, second])) => next.extend([second, first]),
         }
     }
 }
