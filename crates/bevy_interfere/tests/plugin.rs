@@ -431,24 +431,12 @@ fn open_mesh_collider_is_refused_with_a_reason() {
         .world_mut()
         .spawn((RigidBody::Dynamic, Collider::from_mesh3d()))
         .id();
-    // Colliders are prepared on the task pool: wait until every one has an outcome (bounded by
-    // wall time, as `until_joined`: how many updates that takes depends on the machine's load).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        app.update();
-        let w = app.world();
-        if w.get::<ColliderError>(bad).is_some()
+    // Colliders are prepared on the task pool: wait until every one has an outcome.
+    update_until(&mut app, "an outcome for every collider", |w| {
+        w.get::<ColliderError>(bad).is_some()
             && w.get::<ColliderError>(no_mesh).is_some()
             && w.get::<ColliderShape>(good).is_some()
-        {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no outcome within 60 s"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    });
     let err = app
         .world()
         .get::<ColliderError>(bad)
@@ -1179,20 +1167,29 @@ fn weightless_app() -> App {
 fn until_joined(app: &mut App, bodies: &[Entity]) {
     let was_paused = app.world().resource::<PhysicsSettings>().paused;
     app.world_mut().resource_mut::<PhysicsSettings>().paused = true;
+    update_until(app, "every body joined", |w| {
+        let pw = w.resource::<PhysicsWorld>();
+        bodies.iter().all(|e| pw.body(*e).is_some())
+    });
+    app.world_mut().resource_mut::<PhysicsSettings>().paused = was_paused;
+}
+
+/// Updates until `done` holds for the world, bounded by wall time (60 s, then it fails naming
+/// `what`), not by a count of updates: what the task pool finishes meanwhile depends on the
+/// machine's load.
+fn update_until(app: &mut App, what: &str, done: impl Fn(&World) -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         app.update();
-        let pw = app.world().resource::<PhysicsWorld>();
-        if bodies.iter().all(|e| pw.body(*e).is_some()) {
+        if done(app.world()) {
             break;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "bodies did not join within 60 s"
+            "not within 60 s: {what}"
         );
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    app.world_mut().resource_mut::<PhysicsSettings>().paused = was_paused;
 }
 
 fn spawn_free_box(app: &mut App, at: Vec3, rotation: Quat) -> Entity {
